@@ -1,0 +1,66 @@
+import { Schema } from "effect"
+import { location } from "./Location.js"
+
+/** Errors of the content channels: read_text_file, search_text and the resource (tool-contracts §2.4–§3). */
+const At = { workdir: Schema.String, path: Schema.String }
+
+export class BinaryFile extends Schema.TaggedError<BinaryFile>()("BINARY_FILE", At) {
+  override get message() {
+    return `${location(this.workdir, this.path)} — file contains NUL bytes and is treated as binary`
+  }
+}
+
+export class UnsupportedTextEncoding extends Schema.TaggedError<UnsupportedTextEncoding>()(
+  "UNSUPPORTED_TEXT_ENCODING",
+  At
+) {
+  override get message() {
+    return `${location(this.workdir, this.path)} — content is not valid UTF-8`
+  }
+}
+
+export class LineTooLarge extends Schema.TaggedError<LineTooLarge>()("LINE_TOO_LARGE", {
+  ...At,
+  line: Schema.Int,
+  maxBytes: Schema.Int
+}) {
+  override get message() {
+    return `${location(this.workdir, this.path)} — line ${this.line} exceeds ${this.maxBytes} bytes`
+  }
+}
+
+export class FileChangedDuringRead extends Schema.TaggedError<FileChangedDuringRead>()(
+  "FILE_CHANGED_DURING_READ",
+  At
+) {
+  override get message() {
+    return `${location(this.workdir, this.path)} — changed while being read; retry`
+  }
+}
+
+export class SearchTimeout extends Schema.TaggedError<SearchTimeout>()("SEARCH_TIMEOUT", {
+  ...At,
+  seconds: Schema.Number
+}) {
+  override get message() {
+    return `search in ${location(this.workdir, this.path)} exceeded ${this.seconds}s`
+  }
+}
+
+export class SearchFailed extends Schema.TaggedError<SearchFailed>()("SEARCH_FAILED", {}) {
+  override get message() {
+    return "content search failed."
+  }
+}
+
+export class ResourceTooLarge extends Schema.TaggedError<ResourceTooLarge>()("RESOURCE_TOO_LARGE", At) {
+  override get message() {
+    return `${location(this.workdir, this.path)} exceeds the resource read budget; use read_text_file for paginated access`
+  }
+}
+
+export class ReadFailed extends Schema.TaggedError<ReadFailed>()("READ_FAILED", At) {
+  override get message() {
+    return `${location(this.workdir, this.path)} could not be read`
+  }
+}

@@ -1,0 +1,40 @@
+import { Schema } from "effect"
+
+/** Building blocks shared by the tool input and output schemas. */
+
+/** A JSON integer ≥ min. Plain refinements (no identifier) so the JSON Schema stays inline. */
+export const IntAtLeast = (min: number) => Schema.Number.pipe(Schema.int(), Schema.greaterThanOrEqualTo(min))
+
+export const WorkdirAlias = Schema.String.annotations({
+  description: "Workdir alias, as returned by list_workdirs."
+})
+
+export const RelativePath = Schema.String.annotations({
+  description: 'Path relative to the workdir root, "/"-separated. "" is the root.'
+})
+
+export const Revision = Schema.String.pipe(Schema.pattern(/^v1:[0-9a-f]{16}$/)).annotations({
+  description: "Opaque revision token (v1:…) for compare-and-set; changes with content or metadata."
+})
+
+/** RFC 3339 UTC with second precision: YYYY-MM-DDTHH:MM:SSZ. */
+export const Timestamp = Schema.String.annotations({ description: "RFC 3339 UTC, second precision." })
+
+export const EntryType = Schema.Literal("file", "directory", "symlink", "other")
+export type EntryType = typeof EntryType.Type
+
+export const AccessMode = Schema.Literal("read-only", "read-write")
+
+export const AgentMode = Schema.Literal("disabled", "review", "workspace-write")
+export type AgentMode = typeof AgentMode.Type
+
+/** An optional input with a default, advertised in the JSON Schema as `default`. */
+export const withDefault = <S extends Schema.Schema.Any>(
+  schema: S,
+  value: Schema.Schema.Type<S>,
+  description: string
+) =>
+  Schema.optionalWith(schema, { default: () => value }).annotations({
+    default: value,
+    description
+  })

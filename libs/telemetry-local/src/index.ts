@@ -1,0 +1,3 @@
+export * from "./AuditLog.js"
+export * from "./AuditSink.js"
+export * from "./JsonLogger.js"
