@@ -1,0 +1,105 @@
+import { matcher } from "./Fnmatch.js"
+import { isReservedName } from "./ReservedNames.js"
+
+/**
+ * The one path policy every channel consults (spec v0.2 §4, tool-contracts §5 steps 5–7).
+ *
+ * Verdicts are checked in the contract's order over the whole path: a reserved component wins
+ * over a hidden one, which wins over a denied one. `.env` with hidden paths off is therefore
+ * HIDDEN, not DENIED; `.serverfs-tmp-x` is RESERVED whatever the settings say.
+ *
+ * Deny rules are evaluated on every ancestor of the path, not only on its final name: a denied
+ * directory denies its whole subtree on every channel, so a direct read of `keys.pem/inner` is
+ * refused exactly like the walk of list/find/search prunes `keys.pem/` (docs/security-model.md,
+ * "deny rules apply to subtrees").
+ */
+export type PolicyVerdict = "allowed" | "reserved" | "hidden" | "denied"
+
+export interface PathPolicySettings {
+  readonly allowHidden: boolean
+  readonly disableDefaultDeny: boolean
+  readonly extraDenyGlobs: ReadonlyArray<string>
+}
+
+/** Built-in credential rules (active unless SERVERFS_DISABLE_DEFAULT_DENY). */
+const DEFAULT_DENIED_COMPONENTS = new Set([".ssh", ".aws", ".gnupg", ".kube"])
+const DEFAULT_DENIED_NAMES = new Set([".env", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"])
+const DEFAULT_DENIED_GLOBS = [".env", ".env.*", "*.env", "*.pem", "*.key"].map(matcher)
+
+const isDefaultDenied = (name: string): boolean =>
+  DEFAULT_DENIED_COMPONENTS.has(name) ||
+  DEFAULT_DENIED_NAMES.has(name) ||
+  DEFAULT_DENIED_GLOBS.some((m) => m(name))
+
+/**
+ * One extra glob, compiled. Since deny rules apply to every ancestor, any rule that denies a
+ * directory denies its subtree; the forms differ only in what they are matched against:
+ * - a glob without "/" (`*.log`, `secrets`) is matched against every name of the path;
+ * - `name/**` and `name/` are the same as `name`: the directory and everything below it;
+ * - a glob with "/" inside (`docs/secret.md`, `build/*` + `/cache/**`), or anchored with a
+ *   leading "/" or "./" (`/top.txt`), is matched against each ancestor path from the workdir
+ *   root; a leading `**` + `/` also matches at the root itself. (The reference matched
+ *   globs with "/" against a base name, where they could never match.)
+ */
+interface ExtraRule {
+  readonly onName: boolean
+  readonly test: (text: string) => boolean
+}
+
+const compileExtra = (glob: string): ExtraRule => {
+  const anchored = /^(\.\/|\/)/.test(glob)
+  let body = glob.replace(/^(\.\/|\/)+/, "")
+  if (body.endsWith("/**")) body = body.slice(0, -3)
+  body = body.replace(/\/+$/, "")
+  if (!anchored && !body.includes("/")) return { onName: true, test: matcher(body) }
+  const full = matcher(body)
+  if (!body.startsWith("**/")) return { onName: false, test: full }
+  const rootLevel = matcher(body.slice(3))
+  return { onName: false, test: (path) => full(path) || rootLevel(path) }
+}
+
+export class DenyPolicy {
+  private readonly extras: ReadonlyArray<ExtraRule>
+
+  private constructor(readonly settings: PathPolicySettings) {
+    this.extras = settings.extraDenyGlobs.map(compileExtra)
+  }
+
+  static make(settings: PathPolicySettings): DenyPolicy {
+    return new DenyPolicy(settings)
+  }
+
+  /** Is the entry `name` at `prefix` (its path relative to the root) denied by a deny rule? */
+  private deniedAt(prefix: string, name: string): boolean {
+    if (!this.settings.disableDefaultDeny && isDefaultDenied(name)) return true
+    for (const rule of this.extras) if (rule.test(rule.onName ? name : prefix)) return true
+    return false
+  }
+
+  /** Verdict for a whole normalized path ("" components = the root, always allowed). */
+  check(components: ReadonlyArray<string>): PolicyVerdict {
+    if (components.some(isReservedName)) return "reserved"
+    if (!this.settings.allowHidden && components.some((c) => c.startsWith("."))) return "hidden"
+    let prefix = ""
+    for (const name of components) {
+      prefix = prefix === "" ? name : `${prefix}/${name}`
+      if (this.deniedAt(prefix, name)) return "denied"
+    }
+    return "allowed"
+  }
+
+  /**
+   * Verdict for one child of an already-allowed directory, for walks that visit a tree entry by
+   * entry (list, find). `parent` is the parent's path relative to the root ("" for the root).
+   */
+  checkChild(parent: string, name: string): PolicyVerdict {
+    if (isReservedName(name)) return "reserved"
+    if (!this.settings.allowHidden && name.startsWith(".")) return "hidden"
+    return this.deniedAt(parent === "" ? name : `${parent}/${name}`, name) ? "denied" : "allowed"
+  }
+
+  /** Number of extra rules, for the startup log (glob text is never logged). */
+  get extraRuleCount(): number {
+    return this.extras.length
+  }
+}

@@ -1,0 +1,40 @@
+import type { AgentModeSetting, RuntimeName } from "./AgentSettings.js"
+import type { LogLevel, ParserKind } from "./Parsers.js"
+
+/**
+ * Server-wide settings (tool-contracts §4.1, §4.3). List and search limits, the walk cap, the
+ * search deadline and size cap and the edit count are global only; the others are defaults that
+ * a workdir may override.
+ */
+export interface GlobalSettings {
+  readonly logLevel: LogLevel
+  readonly maxReadBytes: number
+  readonly maxReadLines: number
+  readonly defaultListLimit: number
+  readonly maxListEntries: number
+  readonly defaultSearchResults: number
+  readonly maxSearchResults: number
+  readonly maxWalkEntries: number
+  readonly searchTimeoutSeconds: number
+  readonly searchMaxFileBytes: number
+  readonly allowHidden: boolean
+  readonly extraDenyGlobs: ReadonlyArray<string>
+  readonly disableDefaultDeny: boolean
+  readonly maxWriteBytes: number
+  readonly maxEditsPerCall: number
+  readonly agentMode: AgentModeSetting
+  readonly agentRuntimes: ReadonlyArray<RuntimeName>
+  readonly agentBridgeEnabled: boolean
+  readonly agentBridgeSocket: string
+  readonly agentBridgeTimeoutSeconds: number
+  readonly agentLockDir: string
+}
+
+/** One documented variable: its name, parser, default and meaning (docs/configuration.md). */
+export interface VariableDoc {
+  readonly variable: string
+  readonly kind: ParserKind | "agent mode" | "runtime list" | "absolute path"
+  readonly default: string
+  readonly scope: "global" | "global, per-workdir override" | "per-workdir"
+  readonly description: string
+}

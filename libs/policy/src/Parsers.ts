@@ -1,0 +1,91 @@
+import { Either } from "effect"
+
+/**
+ * The value parsers of the configuration surface (tool-contracts §4.1). A strict parser turns
+ * a bad value into a startup error; a lenient one falls back to the default, as the reference
+ * does for the settings it marks lenient. `undefined` means "not set"; an empty string counts
+ * as not set everywhere.
+ */
+export type Parse<A> = (raw: string | undefined) => Either.Either<A, string>
+
+export type ParserKind =
+  | "strict int"
+  | "lenient int"
+  | "lenient float"
+  | "strict bool"
+  | "lenient bool"
+  | "string"
+  | "glob list"
+  | "log level"
+
+const isUnset = (raw: string | undefined): raw is undefined | "" => raw === undefined || raw.trim() === ""
+
+const TRUE_WORDS = new Set(["true", "1", "yes", "on"])
+const FALSE_WORDS = new Set(["false", "0", "no", "off"])
+
+export const strictInt =
+  (fallback: number): Parse<number> =>
+  (raw) => {
+    if (isUnset(raw)) return Either.right(fallback)
+    const text = raw.trim()
+    if (!/^\+?\d+$/.test(text)) return Either.left("expected a positive integer")
+    const value = Number(text)
+    if (!Number.isSafeInteger(value) || value <= 0) return Either.left("expected a positive integer")
+    return Either.right(value)
+  }
+
+export const lenientInt =
+  (fallback: number): Parse<number> =>
+  (raw) => {
+    if (isUnset(raw)) return Either.right(fallback)
+    const text = raw.trim()
+    const value = /^[+-]?\d+$/.test(text) ? Number(text) : Number.NaN
+    return Either.right(Number.isSafeInteger(value) && value > 0 ? value : fallback)
+  }
+
+export const lenientFloat =
+  (fallback: number): Parse<number> =>
+  (raw) => {
+    if (isUnset(raw)) return Either.right(fallback)
+    const text = raw.trim()
+    const value = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text) ? Number(text) : Number.NaN
+    return Either.right(Number.isFinite(value) && value > 0 ? value : fallback)
+  }
+
+export const strictBool =
+  (fallback: boolean): Parse<boolean> =>
+  (raw) => {
+    if (isUnset(raw)) return Either.right(fallback)
+    const word = raw.trim().toLowerCase()
+    if (TRUE_WORDS.has(word)) return Either.right(true)
+    if (FALSE_WORDS.has(word)) return Either.right(false)
+    return Either.left("expected one of true/false/1/0/yes/no/on/off")
+  }
+
+/** Only 1/true/yes/on are true; anything else is false (a security switch that fails closed). */
+export const lenientBool =
+  (fallback: boolean): Parse<boolean> =>
+  (raw) =>
+    Either.right(isUnset(raw) ? fallback : TRUE_WORDS.has(raw.trim().toLowerCase()))
+
+export const text =
+  (fallback: string): Parse<string> =>
+  (raw) =>
+    Either.right(isUnset(raw) ? fallback : raw.trim())
+
+/** Comma-separated globs: entries trimmed, empty entries dropped, duplicates removed, order kept. */
+export const globList: Parse<ReadonlyArray<string>> = (raw) =>
+  Either.right(isUnset(raw) ? [] : unique(raw.split(",").map((g) => g.trim())))
+
+export const unique = (items: ReadonlyArray<string>): ReadonlyArray<string> => [
+  ...new Set(items.filter((i) => i !== ""))
+]
+
+export const LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR"] as const
+export type LogLevel = (typeof LOG_LEVELS)[number]
+
+/** Case-insensitive; an invalid level falls back to INFO (lenient, as the reference). */
+export const logLevel: Parse<LogLevel> = (raw) => {
+  const word = (raw ?? "").trim().toUpperCase()
+  return Either.right((LOG_LEVELS as ReadonlyArray<string>).includes(word) ? (word as LogLevel) : "INFO")
+}

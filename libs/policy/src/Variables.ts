@@ -1,0 +1,271 @@
+import { Either } from "effect"
+import {
+  type AgentModeSetting,
+  agentMode,
+  agentRuntimes,
+  KNOWN_RUNTIMES,
+  type RuntimeName
+} from "./AgentSettings.js"
+import type { GlobalSettings, VariableDoc } from "./GlobalSettings.js"
+import {
+  globList,
+  LOG_LEVELS,
+  lenientBool,
+  lenientFloat,
+  lenientInt,
+  logLevel,
+  type Parse,
+  strictBool,
+  strictInt,
+  text
+} from "./Parsers.js"
+
+/**
+ * The configuration surface as data: every variable with its parser, default and meaning. The
+ * loader parses from this table and docs/configuration.md is generated from it, so the two
+ * cannot drift (scripts/docs-config.mjs --check runs in the test command).
+ */
+interface Entry<A> {
+  readonly variable: string
+  readonly kind: VariableDoc["kind"]
+  readonly default: string
+  readonly parse: Parse<A>
+  readonly description: string
+  /** Suffix of the per-workdir override (`WORKDIR_XX_<suffix>`), if the workdir may override it. */
+  readonly override?: string
+}
+
+const DEFAULT_BRIDGE_SOCKET = "/run/serverfs-agent-bridge/bridge.sock"
+const DEFAULT_LOCK_DIR = "/run/serverfs-agent-locks"
+
+const globalAgentMode: Parse<AgentModeSetting> = (raw) =>
+  Either.map(agentMode(raw), (mode) => mode ?? "disabled")
+
+export const GLOBAL_VARIABLES: { readonly [K in keyof GlobalSettings]: Entry<GlobalSettings[K]> } = {
+  logLevel: {
+    variable: "SERVERFS_LOG_LEVEL",
+    kind: "log level",
+    default: "INFO",
+    parse: logLevel,
+    description: `Lowest level written to the stderr log: ${LOG_LEVELS.join(", ")} (case-insensitive; anything else means INFO).`
+  },
+  maxReadBytes: {
+    variable: "SERVERFS_MAX_READ_BYTES",
+    kind: "strict int",
+    default: "524288",
+    parse: strictInt(524288),
+    description:
+      "Most bytes one read_text_file page (and one resource read) returns; also the longest line it accepts.",
+    override: "MAX_READ_BYTES"
+  },
+  maxReadLines: {
+    variable: "SERVERFS_MAX_READ_LINES",
+    kind: "strict int",
+    default: "500",
+    parse: strictInt(500),
+    description: "Most lines one read_text_file page (and one resource read) returns.",
+    override: "MAX_READ_LINES"
+  },
+  defaultListLimit: {
+    variable: "SERVERFS_DEFAULT_LIST_LIMIT",
+    kind: "lenient int",
+    default: "100",
+    parse: lenientInt(100),
+    description: "Default `limit` of list_directory (capped by SERVERFS_MAX_LIST_ENTRIES)."
+  },
+  maxListEntries: {
+    variable: "SERVERFS_MAX_LIST_ENTRIES",
+    kind: "lenient int",
+    default: "500",
+    parse: lenientInt(500),
+    description: "Largest `limit` list_directory honours."
+  },
+  defaultSearchResults: {
+    variable: "SERVERFS_DEFAULT_SEARCH_RESULTS",
+    kind: "lenient int",
+    default: "50",
+    parse: lenientInt(50),
+    description: "Default `limit` of find_files and search_text (capped by SERVERFS_MAX_SEARCH_RESULTS)."
+  },
+  maxSearchResults: {
+    variable: "SERVERFS_MAX_SEARCH_RESULTS",
+    kind: "lenient int",
+    default: "100",
+    parse: lenientInt(100),
+    description: "Largest `limit` find_files and search_text honour."
+  },
+  maxWalkEntries: {
+    variable: "SERVERFS_MAX_WALK_ENTRIES",
+    kind: "lenient int",
+    default: "200000",
+    parse: lenientInt(200000),
+    description: "Most directory entries one find_files walk visits before it stops with truncated=true."
+  },
+  searchTimeoutSeconds: {
+    variable: "SERVERFS_SEARCH_TIMEOUT_SECONDS",
+    kind: "lenient float",
+    default: "15",
+    parse: lenientFloat(15),
+    description: "Deadline of one search_text call; ripgrep is terminated, then killed 2 s later."
+  },
+  searchMaxFileBytes: {
+    variable: "SERVERFS_SEARCH_MAX_FILE_BYTES",
+    kind: "lenient int",
+    default: "52428800",
+    parse: lenientInt(52428800),
+    description: "Files larger than this are skipped by search_text."
+  },
+  allowHidden: {
+    variable: "SERVERFS_ALLOW_HIDDEN",
+    kind: "strict bool",
+    default: "false",
+    parse: strictBool(false),
+    description: 'Allow path components starting with "." (the reserved .serverfs-* names stay refused).',
+    override: "ALLOW_HIDDEN"
+  },
+  extraDenyGlobs: {
+    variable: "SERVERFS_EXTRA_DENY_GLOBS",
+    kind: "glob list",
+    default: "",
+    parse: globList,
+    description:
+      "Comma-separated deny globs added to the built-in rules and always active. `name/**` denies a directory and everything below it; a glob without `/` is matched against every name of a path; a glob with `/` against the path from the workdir root. A workdir's own list is added to this one, never replaces it.",
+    override: "EXTRA_DENY_GLOBS"
+  },
+  disableDefaultDeny: {
+    variable: "SERVERFS_DISABLE_DEFAULT_DENY",
+    kind: "strict bool",
+    default: "false",
+    parse: strictBool(false),
+    description:
+      "Release the built-in credential rules (.ssh, .aws, .gnupg, .kube, .env*, *.env, *.pem, *.key, id_*) for reads and mutations.",
+    override: "DISABLE_DEFAULT_DENY"
+  },
+  maxWriteBytes: {
+    variable: "SERVERFS_MAX_WRITE_BYTES",
+    kind: "strict int",
+    default: "1048576",
+    parse: strictInt(1048576),
+    description:
+      "Largest created file, edited file (before and after) and summed old_text+new_text of one edit call.",
+    override: "MAX_WRITE_BYTES"
+  },
+  maxEditsPerCall: {
+    variable: "SERVERFS_MAX_EDITS_PER_CALL",
+    kind: "lenient int",
+    default: "50",
+    parse: lenientInt(50),
+    description: "Most edits one edit_text_file call may carry."
+  },
+  agentMode: {
+    variable: "SERVERFS_AGENT_MODE",
+    kind: "agent mode",
+    default: "disabled",
+    parse: globalAgentMode,
+    description: "Default Agent delegation mode of every workdir: disabled, review or workspace-write.",
+    override: "AGENT_MODE"
+  },
+  agentRuntimes: {
+    variable: "SERVERFS_AGENT_RUNTIMES",
+    kind: "runtime list",
+    default: "",
+    parse: agentRuntimes as Parse<ReadonlyArray<RuntimeName>>,
+    description: `Default Agent runtimes of every workdir, a comma list of ${KNOWN_RUNTIMES.join(", ")} (fake is the scripted test runtime).`,
+    override: "AGENT_RUNTIMES"
+  },
+  agentBridgeEnabled: {
+    variable: "SERVERFS_AGENT_BRIDGE_ENABLED",
+    kind: "lenient bool",
+    default: "false",
+    parse: lenientBool(false),
+    description:
+      "Enable the Agent tools and the shared workdir lease. Lenient: only 1/true/yes/on enable it, anything else disables it."
+  },
+  agentBridgeSocket: {
+    variable: "SERVERFS_AGENT_BRIDGE_SOCKET",
+    kind: "absolute path",
+    default: DEFAULT_BRIDGE_SOCKET,
+    parse: text(DEFAULT_BRIDGE_SOCKET),
+    description: "Unix socket of the Agent Bridge."
+  },
+  agentBridgeTimeoutSeconds: {
+    variable: "SERVERFS_AGENT_BRIDGE_TIMEOUT_SECONDS",
+    kind: "lenient float",
+    default: "30",
+    parse: lenientFloat(30),
+    description: "Timeout of one RPC to the Agent Bridge (not the task lifetime)."
+  },
+  agentLockDir: {
+    variable: "SERVERFS_AGENT_LOCK_DIR",
+    kind: "absolute path",
+    default: DEFAULT_LOCK_DIR,
+    parse: text(DEFAULT_LOCK_DIR),
+    description:
+      "Directory of the per-slot lease lock files the bridge pre-creates; must be absolute when the bridge is enabled."
+  }
+}
+
+/** Per-workdir variables that are not overrides of a global setting. */
+export const WORKDIR_VARIABLES: ReadonlyArray<VariableDoc> = [
+  {
+    variable: "WORKDIR_XX_ALIAS",
+    kind: "string",
+    default: "",
+    scope: "per-workdir",
+    description:
+      "Name clients use for the workdir: `^[A-Za-z][A-Za-z0-9_-]{0,31}$`, case-sensitive, unique. Empty disables the slot."
+  },
+  {
+    variable: "WORKDIR_XX_PATH",
+    kind: "absolute path",
+    default: "",
+    scope: "per-workdir",
+    description:
+      "Host directory of the workdir: absolute, an existing directory, not a symbolic link. Never shown to clients."
+  },
+  {
+    variable: "WORKDIR_XX_DESCRIPTION",
+    kind: "string",
+    default: "",
+    scope: "per-workdir",
+    description: "Free text shown by list_workdirs (trimmed; empty means none)."
+  },
+  {
+    variable: "WORKDIR_XX_READ_ONLY",
+    kind: "strict bool",
+    default: "true",
+    scope: "per-workdir",
+    description:
+      "Empty or absent means read-only. Only an explicit false enables the five mutation tools. Checked even for a disabled slot."
+  }
+]
+
+/** Variables of the reference surface this version refuses to honour rather than ignore. */
+export const UNSUPPORTED_SWITCHES: ReadonlyArray<{ readonly variable: string; readonly feature: string }> = [
+  { variable: "SERVERFS_BINARY_TRANSFER_ENABLED", feature: "binary transfer" },
+  { variable: "WORKDIR_XX_BINARY_TRANSFER_ENABLED", feature: "binary transfer" },
+  { variable: "SERVERFS_FILE_INGRESS_ENABLED", feature: "file ingress" }
+]
+
+export const allVariableDocs = (): ReadonlyArray<VariableDoc> => [
+  ...WORKDIR_VARIABLES,
+  ...Object.values(GLOBAL_VARIABLES).map(
+    (e: Entry<unknown>): VariableDoc => ({
+      variable: e.variable,
+      kind: e.kind,
+      default: e.default,
+      scope: e.override === undefined ? "global" : "global, per-workdir override",
+      description:
+        e.override === undefined ? e.description : `${e.description} Override: WORKDIR_XX_${e.override}.`
+    })
+  ),
+  ...UNSUPPORTED_SWITCHES.map(
+    (s): VariableDoc => ({
+      variable: s.variable,
+      kind: "strict bool",
+      default: "false",
+      scope: "global",
+      description: `Reserved: ${s.feature} is not available in this version; true stops startup instead of being silently ignored.`
+    })
+  )
+]

@@ -1,0 +1,23 @@
+import type { AgentModeSetting, RuntimeName } from "./AgentSettings.js"
+import type { DenyPolicy } from "./DenyPolicy.js"
+
+/**
+ * One enabled workdir with its effective, immutable policy (tool-contracts §4.3). `hostPath` is
+ * the administrator's directory: it is opened once at startup and never appears in any output.
+ */
+export interface Workdir {
+  /** Slot number 1..16 (WORKDIR_01 … WORKDIR_16). */
+  readonly slot: number
+  readonly alias: string
+  readonly description: string | null
+  readonly readOnly: boolean
+  readonly hostPath: string
+  readonly policy: DenyPolicy
+  readonly maxReadBytes: number
+  readonly maxReadLines: number
+  readonly maxWriteBytes: number
+  readonly agentMode: AgentModeSetting
+  readonly agentRuntimes: ReadonlyArray<RuntimeName>
+}
+
+export const slotId = (slot: number): string => String(slot).padStart(2, "0")
