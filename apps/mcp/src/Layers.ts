@@ -1,0 +1,25 @@
+import { Configuration, WorkdirRegistry } from "@serverfs/policy"
+import { AuditLog, JsonLoggerLive } from "@serverfs/telemetry-local"
+import { ReadChannels, WorkdirRoots } from "@serverfs/workspace"
+import { Effect, Layer } from "effect"
+import { McpServer } from "./McpServer.js"
+
+/**
+ * The MCP server's service graph. It needs an AuditSink and reads configuration through the
+ * ambient ConfigProvider: the app provides stderr and the environment (+ .env file), tests
+ * provide memory and a map.
+ */
+const AuditLogFromConfiguration = Layer.unwrapEffect(
+  Effect.map(Configuration, ({ global }) =>
+    Layer.effectDiscard(AuditLog.setLevel(global.logLevel)).pipe(Layer.provideMerge(AuditLog.Default))
+  )
+)
+
+export const McpServerLayer = McpServer.Default.pipe(
+  Layer.provideMerge(ReadChannels.Default),
+  Layer.provideMerge(WorkdirRoots.Default),
+  Layer.provideMerge(WorkdirRegistry.Default),
+  Layer.provideMerge(AuditLogFromConfiguration),
+  Layer.provideMerge(Configuration.Default),
+  Layer.provideMerge(JsonLoggerLive)
+)

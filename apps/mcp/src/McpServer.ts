@@ -1,0 +1,153 @@
+import { createRequire } from "node:module"
+import { Server } from "@modelcontextprotocol/sdk/server/index.js"
+import type { Transport } from "@modelcontextprotocol/sdk/shared/transport.js"
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema
+} from "@modelcontextprotocol/sdk/types.js"
+import { renderError } from "@serverfs/domain"
+import { Configuration } from "@serverfs/policy"
+import { AuditLog } from "@serverfs/telemetry-local"
+import { ReadChannels } from "@serverfs/workspace"
+import { Effect, Either, Runtime } from "effect"
+import { INSTRUCTIONS } from "./Instructions.js"
+import { objectJsonSchema } from "./JsonSchema.js"
+import { parseResourceUri, RESOURCE_TEMPLATE } from "./ResourceTemplate.js"
+import { callTool } from "./ToolCall.js"
+import type { AnyTool } from "./ToolDefinition.js"
+import { readTools } from "./tools/readTools.js"
+
+const { version } = createRequire(import.meta.url)("../package.json") as { readonly version: string }
+export const SERVER_VERSION = version
+
+/** Codes that mean "there is nothing at this URI" get MCP's resource-not-found error code. */
+const NOT_FOUND = new Set(["WORKDIR_NOT_FOUND", "PATH_NOT_FOUND"])
+const RESOURCE_NOT_FOUND = -32002
+
+/**
+ * The MCP server: the low-level SDK `Server` (so Effect Schemas, not zod, define every tool),
+ * with tools/list, tools/call, the resource template and resources/read. Transport-agnostic:
+ * `connect` attaches stdio in production and an in-memory pair in tests.
+ */
+export class McpServer extends Effect.Service<McpServer>()("@serverfs/mcp/McpServer", {
+  effect: Effect.gen(function* () {
+    const { global } = yield* Configuration
+    const channels = yield* ReadChannels
+    const audit = yield* AuditLog
+    const runtime = yield* Effect.runtime<never>()
+    const run = Runtime.runPromise(runtime)
+
+    const tools: ReadonlyArray<AnyTool> = [...readTools(channels, global)]
+    const byName = new Map(tools.map((t) => [t.name, t] as const))
+    const listing = tools.map((t) => ({
+      name: t.name,
+      title: t.title,
+      description: t.description,
+      inputSchema: objectJsonSchema(t.input),
+      outputSchema: objectJsonSchema(t.output),
+      annotations: t.annotations
+    }))
+
+    const readResource = (uri: string) =>
+      Effect.gen(function* () {
+        const started = performance.now()
+        const location = parseResourceUri(uri)
+        const outcome = yield* Effect.either(
+          Effect.flatMap(location, (at) => channels.readResource(at.workdir, at.path))
+        )
+        yield* audit.emit("INFO", "resource_read", {
+          duration_ms: Math.round((performance.now() - started) * 10) / 10,
+          success: Either.isRight(outcome),
+          workdir: Either.isRight(location) ? location.right.workdir.slice(0, 1024) : undefined,
+          path: Either.isRight(location) ? location.right.path.slice(0, 1024) : undefined,
+          error_code: Either.isLeft(outcome) ? outcome.left._tag : undefined
+        })
+        return outcome
+      })
+
+    /** Requests being handled, so a closing input still gets every answer it asked for. */
+    let inFlight = 0
+    let drained: (() => void) | undefined
+    const track = <T>(handler: () => Promise<T>): Promise<T> => {
+      inFlight++
+      return handler().finally(() => {
+        if (--inFlight === 0) drained?.()
+      })
+    }
+
+    const make = (): Server => {
+      const server = new Server(
+        { name: "ServerFS", version },
+        { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS }
+      )
+      server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }))
+      server.setRequestHandler(CallToolRequestSchema, (request) =>
+        track(async () => {
+          const tool = byName.get(request.params.name)
+          if (tool === undefined) {
+            throw new McpError(
+              ErrorCode.InvalidParams,
+              `INVALID_ARGUMENT: unknown tool '${request.params.name.slice(0, 100)}'`
+            )
+          }
+          return (await run(callTool(tool, request.params.arguments, audit))) as Record<string, unknown> & {
+            content: []
+          }
+        })
+      )
+      server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+        resourceTemplates: [RESOURCE_TEMPLATE]
+      }))
+      // Files are reached through the template; the server does not enumerate them as resources.
+      server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: [] }))
+      server.setRequestHandler(ReadResourceRequestSchema, (request) =>
+        track(async () => {
+          const outcome = await run(readResource(request.params.uri))
+          if (Either.isLeft(outcome)) {
+            const code = NOT_FOUND.has(outcome.left._tag) ? RESOURCE_NOT_FOUND : ErrorCode.InvalidParams
+            throw new McpError(code, renderError(outcome.left))
+          }
+          return {
+            contents: [
+              { uri: request.params.uri, mimeType: RESOURCE_TEMPLATE.mimeType, text: outcome.right.text }
+            ]
+          }
+        })
+      )
+      return server
+    }
+
+    /** Serve one connection until the peer goes away; interruption closes it. */
+    const serve = (transport: Transport, closed: (onClosed: () => void) => void): Effect.Effect<void> =>
+      Effect.async<void>((resume) => {
+        const server = make()
+        let done = false
+        const finish = () => {
+          if (!done) {
+            done = true
+            resume(Effect.void)
+          }
+        }
+        server.onclose = finish
+        // End of input: answer what was already asked, then stop. The checks run a macrotask
+        // later because the SDK dispatches the last requests and writes the last responses in
+        // promise callbacks that may still be queued when the input ends.
+        closed(() =>
+          setImmediate(() => {
+            const stop = () => setImmediate(finish)
+            if (inFlight === 0) stop()
+            else drained = stop
+          })
+        )
+        server.connect(transport).catch(finish)
+        return Effect.promise(() => server.close().catch(() => undefined))
+      })
+
+    return { tools, serve, make } as const
+  })
+}) {}

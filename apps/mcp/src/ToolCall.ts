@@ -1,0 +1,89 @@
+import { InvalidArgument, MutationIoError, ReadFailed, renderError } from "@serverfs/domain"
+import type { AuditFields, AuditLog } from "@serverfs/telemetry-local"
+import { Cause, Effect, Either, ParseResult, Schema } from "effect"
+import type { AnyTool } from "./ToolDefinition.js"
+
+/**
+ * The call pipeline every tool goes through: strict decoding of the arguments (unknown fields
+ * and wrong types refused, a boolean is never an integer), the handler, one rendering of any
+ * error as `CODE: message`, and exactly one audit line (tool-contracts §0, §7).
+ */
+export interface ToolResult {
+  readonly content: ReadonlyArray<{ readonly type: "text"; readonly text: string }>
+  readonly structuredContent?: Record<string, unknown>
+  readonly isError?: boolean
+}
+
+type Failure = { readonly _tag: string; readonly message: string }
+
+/** Audit lines carry the caller's workdir/path strings, bounded in size. */
+const MAX_AUDIT_TEXT = 1024
+const auditText = (value: unknown): string | undefined =>
+  typeof value === "string" ? value.slice(0, MAX_AUDIT_TEXT) : undefined
+
+const argument = (args: unknown, key: string): unknown =>
+  typeof args === "object" && args !== null ? (args as Record<string, unknown>)[key] : undefined
+
+const invalidArgument = (tool: string, error: ParseResult.ParseError): InvalidArgument => {
+  const [issue] = ParseResult.ArrayFormatter.formatErrorSync(error)
+  return new InvalidArgument({
+    tool,
+    field: issue?.path.map(String).join(".") ?? "",
+    problem: issue?.message ?? "invalid arguments"
+  })
+}
+
+export const errorResult = (failure: Failure): ToolResult => ({
+  isError: true,
+  content: [{ type: "text", text: renderError(failure) }]
+})
+
+export const successResult = (output: Record<string, unknown>): ToolResult => ({
+  content: [{ type: "text", text: JSON.stringify(output) }],
+  structuredContent: output
+})
+
+export const callTool = (tool: AnyTool, args: unknown, audit: AuditLog): Effect.Effect<ToolResult> =>
+  Effect.gen(function* () {
+    const started = performance.now()
+    const decoded = Schema.decodeUnknownEither(tool.input, { onExcessProperty: "error" })(args ?? {})
+    const outcome: Either.Either<Record<string, unknown>, Failure> = Either.isLeft(decoded)
+      ? Either.left(invalidArgument(tool.name, decoded.left))
+      : yield* tool.run(decoded.right).pipe(
+          Effect.either,
+          // A defect is reported by code only; its text could carry anything.
+          Effect.catchAllDefect((defect) =>
+            Effect.as(
+              Effect.logError("unexpected tool failure", Cause.die(defect)).pipe(
+                Effect.annotateLogs({ tool: tool.name })
+              ),
+              Either.left(
+                unexpectedFailure(
+                  tool,
+                  auditText(argument(args, "workdir")) ?? "",
+                  auditText(argument(args, "path")) ?? ""
+                )
+              )
+            )
+          )
+        )
+    const fields: Record<string, AuditFields[string]> = {
+      tool: tool.name,
+      duration_ms: Math.round((performance.now() - started) * 10) / 10,
+      success: Either.isRight(outcome),
+      workdir: auditText(argument(args, "workdir")),
+      path: auditText(argument(args, "path"))
+    }
+    if (Either.isRight(outcome) && Either.isRight(decoded)) {
+      Object.assign(fields, tool.audit(decoded.right, outcome.right))
+    } else if (Either.isLeft(outcome)) {
+      fields.error_code = outcome.left._tag
+    }
+    yield* audit.emit("INFO", "tool_call", fields)
+    return Either.match(outcome, { onLeft: errorResult, onRight: successResult })
+  })
+
+const unexpectedFailure = (tool: AnyTool, workdir: string, path: string): Failure =>
+  tool.unexpected === "READ_FAILED"
+    ? new ReadFailed({ workdir, path })
+    : new MutationIoError({ workdir, path })

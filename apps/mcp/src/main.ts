@@ -1,0 +1,56 @@
+#!/usr/bin/env node
+import { NodeRuntime } from "@effect/platform-node"
+import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
+import { Configuration, ConfigurationError, EnvironmentConfigProvider } from "@serverfs/policy"
+import { AuditLog, AuditSink, JsonLoggerLive } from "@serverfs/telemetry-local"
+import { Cause, Effect, Exit, Layer, Option } from "effect"
+import { McpServerLayer } from "./Layers.js"
+import { McpServer } from "./McpServer.js"
+import { startupFields } from "./StartupLog.js"
+
+/**
+ * serverfs-mcp: the MCP server over stdio. stdout carries protocol frames only; every log line
+ * is JSON on stderr. Exit codes: 0 on stdin EOF or SIGTERM/SIGINT, 2 on a configuration error
+ * (one line: `ServerFS: configuration error: <VARIABLE>: <problem>`), 1 otherwise.
+ */
+const program = Effect.gen(function* () {
+  const server = yield* McpServer
+  const audit = yield* AuditLog
+  yield* audit.emit("INFO", "startup", startupFields(yield* Configuration))
+  yield* server.serve(new StdioServerTransport(), (onClosed) => {
+    // The SDK's stdio transport does not end on stdin EOF; the server's life does.
+    process.stdin.once("end", onClosed)
+    process.stdin.once("close", onClosed)
+  })
+  yield* audit.emit("INFO", "shutdown", { reason: "stdin closed" })
+})
+
+// The JSON logger and the stderr sink wrap everything, so not even a failure report reaches stdout.
+const MainLive = McpServerLayer.pipe(
+  Layer.provide(EnvironmentConfigProvider(process.env)),
+  Layer.provideMerge(JsonLoggerLive),
+  Layer.provideMerge(AuditSink.stderr)
+)
+
+const configurationError = (cause: Cause.Cause<unknown>): Option.Option<ConfigurationError> =>
+  Cause.failureOption(cause).pipe(
+    Option.filter((e): e is ConfigurationError => e instanceof ConfigurationError)
+  )
+
+NodeRuntime.runMain(program.pipe(Effect.provide(MainLive)), {
+  disablePrettyLogger: true,
+  disableErrorReporting: true,
+  teardown: (exit, onExit) => {
+    // Exit explicitly: the SDK's stdin listener would otherwise keep an idle process alive.
+    if (Exit.isSuccess(exit) || Cause.isInterruptedOnly(exit.cause)) return process.exit(0)
+    const config = configurationError(exit.cause)
+    if (Option.isSome(config)) {
+      process.stderr.write(`ServerFS: configuration error: ${config.value.message}\n`)
+      return onExit(2)
+    }
+    process.stderr.write(
+      `${JSON.stringify({ timestamp: new Date().toISOString(), level: "ERROR", event: "startup_failed", reason: "unexpected failure" })}\n`
+    )
+    onExit(1)
+  }
+})

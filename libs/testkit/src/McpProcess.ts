@@ -1,0 +1,52 @@
+import { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { mcpMain } from "./RepoPaths.js"
+
+/**
+ * The real `serverfs-mcp` process over stdio with an MCP SDK client attached: what a chat client
+ * sees. stderr (the JSON audit log) is collected line by line for assertions.
+ */
+export interface McpProcess {
+  readonly client: Client
+  readonly pid: number
+  readonly stderrLines: () => ReadonlyArray<string>
+  /** Audit records parsed from stderr. */
+  readonly audit: () => ReadonlyArray<Record<string, unknown>>
+  readonly close: () => Promise<void>
+}
+
+export const startMcp = async (
+  env: Record<string, string>,
+  command: ReadonlyArray<string> = []
+): Promise<McpProcess> => {
+  const transport = new StdioClientTransport({
+    command: command[0] ?? process.execPath,
+    args: command.length > 0 ? [...command.slice(1), mcpMain] : [mcpMain],
+    // A clean environment: nothing from the developer's shell leaks into the server's config.
+    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env },
+    stderr: "pipe"
+  })
+  let stderr = ""
+  transport.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString("utf8")
+  })
+  const client = new Client({ name: "serverfs-test", version: "0.0.0" })
+  await client.connect(transport)
+  const pid = transport.pid
+  if (pid === null) throw new Error("server did not start")
+  const stderrLines = () => stderr.split("\n").filter((l) => l !== "")
+  return {
+    client,
+    pid,
+    stderrLines,
+    audit: () =>
+      stderrLines().flatMap((line) => {
+        try {
+          return [JSON.parse(line) as Record<string, unknown>]
+        } catch {
+          return []
+        }
+      }),
+    close: () => client.close()
+  }
+}

@@ -1,0 +1,4 @@
+export * from "./McpProcess.js"
+export * from "./RepoPaths.js"
+export * from "./TempTree.js"
+export * from "./ToolText.js"

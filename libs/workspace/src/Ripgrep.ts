@@ -1,0 +1,152 @@
+import { spawn } from "node:child_process"
+import { rgPath } from "@vscode/ripgrep"
+import { Effect } from "effect"
+
+/**
+ * One ripgrep run (tool-contracts §2.4): an argv array (never a shell), started inside a held
+ * directory fd through `/proc/self/fd/N` so the search root cannot be swapped underneath it,
+ * with an empty environment (no RIPGREP_CONFIG_PATH, no HOME-based global ignore file) and
+ * `--no-config`. The JSON stream is consumed line by line and the process is stopped as soon as
+ * the caller has enough.
+ */
+export interface RipgrepOptions {
+  readonly cwdFd: number
+  readonly query: string
+  readonly caseSensitive: boolean
+  readonly glob: string | null
+  readonly hidden: boolean
+  readonly maxFileBytes: number
+  readonly excludes: ReadonlyArray<string>
+  readonly timeoutSeconds: number
+}
+
+export interface RawMatch {
+  /** Path relative to the search root, "/"-separated, without the leading "./". */
+  readonly path: string
+  readonly line: number
+  /** The matched line without its final "\n" (a "\r" is kept). */
+  readonly text: string
+}
+
+export type RipgrepOutcome =
+  | { readonly _tag: "completed" }
+  | { readonly _tag: "stopped" }
+  | { readonly _tag: "timeout" }
+  | { readonly _tag: "failed" }
+
+/** Grace between SIGTERM and SIGKILL when the deadline passes. */
+const KILL_GRACE_MS = 2000
+
+export const ripgrepArgs = (options: RipgrepOptions): ReadonlyArray<string> => [
+  "--no-config",
+  "--json",
+  "--no-messages",
+  "--fixed-strings",
+  // Ignore files are honoured only from inside the workdir, identically whatever lies above it.
+  "--no-ignore-parent",
+  "--no-ignore-global",
+  "--no-require-git",
+  ...(options.hidden ? ["--hidden"] : []),
+  "--max-filesize",
+  String(options.maxFileBytes),
+  ...(options.caseSensitive ? [] : ["--ignore-case"]),
+  ...(options.glob === null ? [] : ["--glob", options.glob]),
+  ...options.excludes.flatMap((e) => ["--glob", e]),
+  "--",
+  options.query,
+  "."
+]
+
+interface JsonText {
+  readonly text?: string
+}
+interface JsonMatch {
+  readonly type: string
+  readonly data?: { readonly path?: JsonText; readonly lines?: JsonText; readonly line_number?: number }
+}
+
+/** One line of rg's JSON stream: a match, the final summary, or something to ignore. */
+export const parseRecord = (line: string): RawMatch | "summary" | undefined => {
+  let record: JsonMatch
+  try {
+    record = JSON.parse(line) as JsonMatch
+  } catch {
+    return undefined
+  }
+  if (record.type === "summary") return "summary"
+  if (record.type !== "match") return undefined
+  // Non-UTF-8 paths and lines arrive as `bytes` instead of `text`: they are dropped.
+  const path = record.data?.path?.text
+  const text = record.data?.lines?.text
+  const lineNumber = record.data?.line_number
+  if (typeof path !== "string" || typeof text !== "string" || typeof lineNumber !== "number") return undefined
+  return {
+    path: path.startsWith("./") ? path.slice(2) : path,
+    line: lineNumber,
+    text: text.endsWith("\n") ? text.slice(0, -1) : text
+  }
+}
+
+/**
+ * Run ripgrep, handing each match to `accept`; `accept` returns false to stop the search.
+ * Interruption kills the process.
+ */
+export const runRipgrep = (
+  options: RipgrepOptions,
+  accept: (match: RawMatch) => boolean
+): Effect.Effect<RipgrepOutcome> =>
+  Effect.async<RipgrepOutcome>((resume) => {
+    const child = spawn(rgPath, [...ripgrepArgs(options)], {
+      cwd: `/proc/self/fd/${options.cwdFd}`,
+      env: {},
+      stdio: ["ignore", "pipe", "ignore"]
+    })
+    let stopped = false
+    let timedOut = false
+    let sawSummary = false
+    let pending = ""
+    let killTimer: NodeJS.Timeout | undefined
+    const stop = () => {
+      if (stopped) return
+      stopped = true
+      child.kill("SIGTERM")
+      killTimer = setTimeout(() => child.kill("SIGKILL"), KILL_GRACE_MS)
+    }
+    const deadline = setTimeout(() => {
+      timedOut = true
+      stop()
+    }, options.timeoutSeconds * 1000)
+
+    const onLine = (line: string) => {
+      if (stopped || line === "") return
+      const record = parseRecord(line)
+      if (record === "summary") sawSummary = true
+      else if (record !== undefined && !accept(record)) stop()
+    }
+    child.stdout.setEncoding("utf8")
+    child.stdout.on("data", (chunk: string) => {
+      const lines = (pending + chunk).split("\n")
+      pending = lines.pop() ?? ""
+      for (const line of lines) onLine(line)
+    })
+    const finish = (outcome: RipgrepOutcome) => {
+      clearTimeout(deadline)
+      if (killTimer !== undefined) clearTimeout(killTimer)
+      resume(Effect.succeed(outcome))
+    }
+    child.on("error", () => finish({ _tag: "failed" }))
+    child.on("close", (code) => {
+      if (!stopped) onLine(pending)
+      if (timedOut) return finish({ _tag: "timeout" })
+      if (stopped) return finish({ _tag: "stopped" })
+      // 0: matches, 1: none. 2 with a summary: the search ran but some entry could not be read
+      // (an unreadable file must not fail every search); 2 without one: rg refused to run.
+      if (code === 0 || code === 1 || (code === 2 && sawSummary)) return finish({ _tag: "completed" })
+      return finish({ _tag: "failed" })
+    })
+    return Effect.sync(() => {
+      clearTimeout(deadline)
+      if (killTimer !== undefined) clearTimeout(killTimer)
+      child.kill("SIGKILL")
+    })
+  })

@@ -1,0 +1,68 @@
+import type { EntryInfo, ListDirectoryInput, ListDirectoryOutput, ReadError } from "@serverfs/domain"
+import { AT, fstatat, O, readdir } from "@serverfs/posix"
+import { Effect } from "effect"
+import { type ChannelContext, resolve } from "../ChannelContext.js"
+import { compareCodePoints } from "../CodePointOrder.js"
+import { openDirectory } from "../DescriptorWalk.js"
+import { entryTypeOfMode, timestampOf } from "../FileKind.js"
+import { toWalkError } from "../OsError.js"
+
+/** lstat each name below the held directory; a name that vanished since the scan is skipped. */
+const describeEntries = (fd: number, relative: string, names: ReadonlyArray<string>): EntryInfo[] => {
+  const entries: EntryInfo[] = []
+  for (const name of names) {
+    let stat: ReturnType<typeof fstatat>
+    try {
+      stat = fstatat(fd, name, AT.SYMLINK_NOFOLLOW)
+    } catch {
+      continue
+    }
+    const type = entryTypeOfMode(stat.mode)
+    entries.push({
+      name,
+      path: relative === "" ? name : `${relative}/${name}`,
+      type,
+      size: type === "file" ? stat.size : null,
+      modified_at: timestampOf(stat.mtimeNs)
+    })
+  }
+  return entries
+}
+
+/**
+ * list_directory (tool-contracts §2.2): one scan of the directory fd; hidden, denied and
+ * reserved entries dropped on their full relative path; sorted by code point; sliced; only the
+ * returned slice is lstat'ed (entries that vanish meanwhile are skipped). Symlinks are reported,
+ * never followed.
+ */
+export const listDirectory = (
+  context: ChannelContext,
+  input: ListDirectoryInput
+): Effect.Effect<ListDirectoryOutput, ReadError> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      const resolved = yield* resolve(context, input.workdir, input.path)
+      const at = { workdir: input.workdir, path: input.path }
+      const limit = Math.min(input.limit, context.settings.maxListEntries)
+      const root = context.rootOf(resolved.workdir)
+      const fd = yield* openDirectory(root, resolved.components, O.PATH, at)
+      const listing = yield* Effect.try({ try: () => readdir(fd), catch: (e) => toWalkError(e, at) })
+      const policy = resolved.workdir.policy
+      const visible = listing.names.filter((name) => policy.checkChild(resolved.relative, name) === "allowed")
+      visible.sort(compareCodePoints)
+      const entries = describeEntries(
+        fd,
+        resolved.relative,
+        visible.slice(input.offset, input.offset + limit)
+      )
+      return {
+        workdir: input.workdir,
+        path: input.path,
+        entries,
+        offset: input.offset,
+        limit,
+        returned: entries.length,
+        has_more: input.offset + limit < visible.length
+      }
+    })
+  )

@@ -1,0 +1,79 @@
+import {
+  InvalidArgument,
+  type ReadError,
+  SearchFailed,
+  type SearchTextInput,
+  type SearchTextOutput,
+  SearchTimeout
+} from "@serverfs/domain"
+import { RESERVED_RG_EXCLUDES } from "@serverfs/policy"
+import { O } from "@serverfs/posix"
+import { Effect } from "effect"
+import { type ChannelContext, resolve } from "../ChannelContext.js"
+import { openDirectory } from "../DescriptorWalk.js"
+import { confirmMatches } from "../MatchVerifier.js"
+import { toWalkError } from "../OsError.js"
+import { type RawMatch, runRipgrep } from "../Ripgrep.js"
+
+/** Version-control directories are never searched, even with hidden paths allowed. */
+const VCS_EXCLUDES = ["!.git", "!.hg", "!.svn"]
+
+/**
+ * search_text (tool-contracts §2.4): literal search with ripgrep in the held search directory.
+ * Every result path is checked again against the workdir policy and confirmed through the
+ * descriptor walk; rg is stopped once limit+1 valid matches are in, and truncated=true means
+ * strictly more than `limit` exist.
+ */
+export const searchText = (
+  context: ChannelContext,
+  input: SearchTextInput
+): Effect.Effect<SearchTextOutput, ReadError | InvalidArgument> =>
+  Effect.scoped(
+    Effect.gen(function* () {
+      if (input.query.includes("\n") || input.query.includes("\0")) {
+        return yield* new InvalidArgument({
+          tool: "search_text",
+          field: "query",
+          problem: "must be a single line without NUL characters"
+        })
+      }
+      const resolved = yield* resolve(context, input.workdir, input.path)
+      const at = { workdir: input.workdir, path: input.path }
+      const limit = Math.min(input.limit, context.settings.maxSearchResults)
+      const root = context.rootOf(resolved.workdir)
+      const fd = yield* openDirectory(root, resolved.components, O.PATH, at)
+      const policy = resolved.workdir.policy
+      const collected: RawMatch[] = []
+      const outcome = yield* runRipgrep(
+        {
+          cwdFd: fd,
+          query: input.query,
+          caseSensitive: input.case_sensitive,
+          glob: input.glob,
+          hidden: policy.settings.allowHidden,
+          maxFileBytes: context.settings.searchMaxFileBytes,
+          excludes: [...VCS_EXCLUDES, ...RESERVED_RG_EXCLUDES],
+          timeoutSeconds: context.settings.searchTimeoutSeconds
+        },
+        (match) => {
+          const components = [...resolved.components, ...match.path.split("/")]
+          if (policy.check(components) === "allowed") collected.push(match)
+          return collected.length <= limit
+        }
+      )
+      if (outcome._tag === "timeout") {
+        return yield* new SearchTimeout({ ...at, seconds: context.settings.searchTimeoutSeconds })
+      }
+      if (outcome._tag === "failed") return yield* new SearchFailed()
+      const confirmed = yield* Effect.try({
+        try: () => confirmMatches(fd, collected),
+        catch: (e) => toWalkError(e, at)
+      })
+      const matches = confirmed.slice(0, limit).map((m) => ({
+        path: resolved.relative === "" ? m.path : `${resolved.relative}/${m.path}`,
+        line: m.line,
+        text: m.text
+      }))
+      return { matches, returned: matches.length, truncated: collected.length > limit }
+    })
+  )
