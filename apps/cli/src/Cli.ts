@@ -1,0 +1,12 @@
+import { createRequire } from "node:module"
+import { Command } from "@effect/cli"
+import { configCommand } from "./commands/configCheck.js"
+
+const { version } = createRequire(import.meta.url)("../package.json") as { readonly version: string }
+
+export const serverfs = Command.make("serverfs").pipe(
+  Command.withDescription("ServerFS operator CLI."),
+  Command.withSubcommands([configCommand])
+)
+
+export const runCli = Command.run(serverfs, { name: "serverfs", version })

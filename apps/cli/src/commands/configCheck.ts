@@ -1,0 +1,39 @@
+import { Command } from "@effect/cli"
+import { Configuration, type ServerConfiguration, slotId } from "@serverfs/policy"
+import { Console, Effect } from "effect"
+
+/**
+ * `serverfs config check`: parse the configuration exactly as serverfs-mcp does (environment
+ * plus SERVERFS_ENV_FILE) and summarise it. Host paths are not printed: the summary is safe to
+ * paste into a ticket.
+ */
+export const summarize = ({ global, workdirs }: ServerConfiguration): string => {
+  const lines = [
+    `configuration ok: ${workdirs.length} workdir(s), ${workdirs.filter((w) => !w.readOnly).length} read-write`,
+    `log level ${global.logLevel}; hidden paths ${global.allowHidden ? "allowed" : "refused"}; built-in deny rules ${global.disableDefaultDeny ? "off" : "on"}; ${global.extraDenyGlobs.length} extra deny glob(s)`,
+    `agent bridge ${global.agentBridgeEnabled ? "enabled" : "disabled"}`
+  ]
+  for (const w of workdirs) {
+    const agent =
+      w.agentMode === "disabled" ? "agents off" : `agents ${w.agentMode} (${w.agentRuntimes.join(", ")})`
+    lines.push(
+      `  WORKDIR_${slotId(w.slot)} ${w.alias}: ${w.readOnly ? "read-only" : "read-write"}, ${agent}, ` +
+        `hidden ${w.policy.settings.allowHidden ? "allowed" : "refused"}, ${w.policy.extraRuleCount} deny glob(s), ` +
+        `read ${w.maxReadLines} lines/${w.maxReadBytes} bytes, write ${w.maxWriteBytes} bytes`
+    )
+  }
+  return lines.join("\n")
+}
+
+export const configCheck = Command.make("check", {}, () =>
+  Effect.flatMap(Configuration, (configuration) => Console.log(summarize(configuration)))
+).pipe(
+  Command.withDescription(
+    "Validate the ServerFS configuration (environment + SERVERFS_ENV_FILE) and summarise it."
+  )
+)
+
+export const configCommand = Command.make("config").pipe(
+  Command.withDescription("Configuration tools."),
+  Command.withSubcommands([configCheck])
+)

@@ -1,0 +1,2 @@
+export * from "./Cli.js"
+export * from "./commands/configCheck.js"

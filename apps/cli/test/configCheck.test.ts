@@ -1,0 +1,44 @@
+import { spawnSync } from "node:child_process"
+import { cliMain, makeTempTree, type TempTree } from "@serverfs/testkit"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+/** `serverfs config check` validates exactly what serverfs-mcp would, without printing host paths. */
+let tree: TempTree
+beforeAll(() => {
+  tree = makeTempTree()
+})
+afterAll(() => tree.remove())
+
+const run = (env: Record<string, string>) =>
+  spawnSync(process.execPath, [cliMain, "config", "check"], {
+    env: { PATH: process.env.PATH ?? "/usr/bin", ...env },
+    encoding: "utf8",
+    timeout: 30_000
+  })
+
+describe("serverfs config check", () => {
+  it("summarises a valid configuration and exits 0, without host paths", () => {
+    const result = run({
+      WORKDIR_01_ALIAS: "docs",
+      WORKDIR_01_PATH: tree.root,
+      WORKDIR_02_ALIAS: "scratch",
+      WORKDIR_02_PATH: tree.outside,
+      WORKDIR_02_READ_ONLY: "false",
+      SERVERFS_EXTRA_DENY_GLOBS: "secret/**"
+    })
+    expect(result.status).toBe(0)
+    expect(result.stdout).toContain("configuration ok: 2 workdir(s), 1 read-write")
+    expect(result.stdout).toContain("WORKDIR_01 docs: read-only")
+    expect(result.stdout).toContain("WORKDIR_02 scratch: read-write")
+    expect(result.stdout).toContain("1 deny glob(s)")
+    expect(result.stdout + result.stderr).not.toContain(tree.base)
+  })
+
+  it("a bad value exits 2 with the servers' one-line message", () => {
+    const result = run({ WORKDIR_01_ALIAS: "docs", WORKDIR_01_PATH: tree.root, WORKDIR_01_READ_ONLY: "nah" })
+    expect(result.status).toBe(2)
+    expect(result.stderr).toBe(
+      "ServerFS: configuration error: WORKDIR_01_READ_ONLY: expected one of true/false/1/0/yes/no/on/off\n"
+    )
+  })
+})

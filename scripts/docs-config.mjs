@@ -1,0 +1,70 @@
+#!/usr/bin/env node
+// Keeps docs in step with the schemas (STYLE.md practice 8):
+// - docs/configuration.md: the variable table between the generated markers is rendered from
+//   libs/policy's variable table (--write regenerates it, --check fails on any difference);
+// - docs/errors.md must have a row for every frozen error code of libs/domain;
+// - docs/tools.md must have a section for every tool the MCP server registers.
+// Runs against the built packages (npm run build first).
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..")
+const policy = await import(path.join(root, "libs/policy/dist/index.js"))
+const domain = await import(path.join(root, "libs/domain/dist/index.js"))
+
+const START = "<!-- generated:variables:start -->"
+const END = "<!-- generated:variables:end -->"
+
+const escapeCell = (text) => String(text).replaceAll("|", "\\|").replaceAll("\n", " ")
+
+const renderTable = () => {
+  const rows = policy.allVariableDocs().map(
+    (v) =>
+      `| \`${v.variable}\` | ${escapeCell(v.scope)} | ${escapeCell(v.kind)} | ${v.default === "" ? "(empty)" : `\`${escapeCell(v.default)}\``} | ${escapeCell(v.description)} |`
+  )
+  return ["| Variable | Scope | Parser | Default | Meaning |", "|---|---|---|---|---|", ...rows].join("\n")
+}
+
+const problems = []
+const mode = process.argv[2] ?? "--check"
+
+// docs/configuration.md
+const configPath = path.join(root, "docs/configuration.md")
+const config = fs.readFileSync(configPath, "utf8")
+const start = config.indexOf(START)
+const end = config.indexOf(END)
+if (start === -1 || end === -1 || end < start) {
+  problems.push("docs/configuration.md: generated markers missing")
+} else {
+  const current = config.slice(start + START.length, end).trim()
+  const wanted = renderTable()
+  if (current !== wanted) {
+    if (mode === "--write") {
+      fs.writeFileSync(configPath, `${config.slice(0, start + START.length)}\n${wanted}\n${config.slice(end)}`)
+      console.log("docs/configuration.md: variable table regenerated")
+    } else {
+      problems.push("docs/configuration.md: variable table is out of date (run npm run docs:config)")
+    }
+  }
+}
+
+// docs/errors.md: a row per code
+const errors = fs.readFileSync(path.join(root, "docs/errors.md"), "utf8")
+for (const code of domain.FilesystemErrorCode.literals) {
+  if (!errors.includes(`| \`${code}\` |`)) problems.push(`docs/errors.md: no row for ${code}`)
+}
+
+// docs/tools.md: a section per registered tool
+const tools = fs.readFileSync(path.join(root, "docs/tools.md"), "utf8")
+const mcp = await import(path.join(root, "apps/mcp/dist/tools/readTools.js"))
+const settings = { defaultListLimit: 1, maxListEntries: 1, defaultSearchResults: 1, maxSearchResults: 1 }
+for (const tool of mcp.readTools({}, settings)) {
+  if (!tools.includes(`## ${tool.name}`)) problems.push(`docs/tools.md: no section for ${tool.name}`)
+}
+
+if (problems.length > 0) {
+  for (const p of problems) console.error(`docs check: ${p}`)
+  process.exit(1)
+}
+if (mode === "--check") console.log("docs check: configuration, error codes and tools are documented")
