@@ -57,9 +57,9 @@ for (const code of domain.FilesystemErrorCode.literals) {
 
 // docs/tools.md: a section per registered tool
 const tools = fs.readFileSync(path.join(root, "docs/tools.md"), "utf8")
-const mcp = await import(path.join(root, "apps/mcp/dist/tools/readTools.js"))
+const mcp = await import(path.join(root, "apps/mcp/dist/index.js"))
 const settings = { defaultListLimit: 1, maxListEntries: 1, defaultSearchResults: 1, maxSearchResults: 1 }
-for (const tool of mcp.readTools({}, settings)) {
+for (const tool of [...mcp.readTools({}, settings), ...mcp.mutationTools({})]) {
   if (!tools.includes(`## ${tool.name}`)) problems.push(`docs/tools.md: no section for ${tool.name}`)
 }
 

@@ -1,6 +1,6 @@
 import { Configuration, WorkdirRegistry } from "@serverfs/policy"
 import { AuditLog, JsonLoggerLive } from "@serverfs/telemetry-local"
-import { ReadChannels, WorkdirRoots } from "@serverfs/workspace"
+import { LeaseManager, Mutations, ReadChannels, WorkdirRoots } from "@serverfs/workspace"
 import { Effect, Layer } from "effect"
 import { McpServer } from "./McpServer.js"
 
@@ -16,7 +16,8 @@ const AuditLogFromConfiguration = Layer.unwrapEffect(
 )
 
 export const McpServerLayer = McpServer.Default.pipe(
-  Layer.provideMerge(ReadChannels.Default),
+  Layer.provideMerge(Layer.merge(ReadChannels.Default, Mutations.Default)),
+  Layer.provideMerge(LeaseManager.Default),
   Layer.provideMerge(WorkdirRoots.Default),
   Layer.provideMerge(WorkdirRegistry.Default),
   Layer.provideMerge(AuditLogFromConfiguration),

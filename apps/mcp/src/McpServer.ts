@@ -13,13 +13,14 @@ import {
 import { renderError } from "@serverfs/domain"
 import { Configuration } from "@serverfs/policy"
 import { AuditLog } from "@serverfs/telemetry-local"
-import { ReadChannels } from "@serverfs/workspace"
+import { Mutations, ReadChannels } from "@serverfs/workspace"
 import { Effect, Either, Runtime } from "effect"
 import { INSTRUCTIONS } from "./Instructions.js"
 import { objectJsonSchema } from "./JsonSchema.js"
 import { parseResourceUri, RESOURCE_TEMPLATE } from "./ResourceTemplate.js"
 import { callTool } from "./ToolCall.js"
 import type { AnyTool } from "./ToolDefinition.js"
+import { mutationTools } from "./tools/mutationTools.js"
 import { readTools } from "./tools/readTools.js"
 
 const { version } = createRequire(import.meta.url)("../package.json") as { readonly version: string }
@@ -38,11 +39,12 @@ export class McpServer extends Effect.Service<McpServer>()("@serverfs/mcp/McpSer
   effect: Effect.gen(function* () {
     const { global } = yield* Configuration
     const channels = yield* ReadChannels
+    const mutations = yield* Mutations
     const audit = yield* AuditLog
     const runtime = yield* Effect.runtime<never>()
     const run = Runtime.runPromise(runtime)
 
-    const tools: ReadonlyArray<AnyTool> = [...readTools(channels, global)]
+    const tools: ReadonlyArray<AnyTool> = [...readTools(channels, global), ...mutationTools(mutations)]
     const byName = new Map(tools.map((t) => [t.name, t] as const))
     const listing = tools.map((t) => ({
       name: t.name,

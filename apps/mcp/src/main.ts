@@ -1,7 +1,12 @@
 #!/usr/bin/env node
 import { NodeRuntime } from "@effect/platform-node"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
-import { Configuration, ConfigurationError, EnvironmentConfigProvider } from "@serverfs/policy"
+import {
+  Configuration,
+  configurationErrorLine,
+  configurationErrorOf,
+  EnvironmentConfigProvider
+} from "@serverfs/policy"
 import { AuditLog, AuditSink, JsonLoggerLive } from "@serverfs/telemetry-local"
 import { Cause, Effect, Exit, Layer, Option } from "effect"
 import { McpServerLayer } from "./Layers.js"
@@ -32,20 +37,15 @@ const MainLive = McpServerLayer.pipe(
   Layer.provideMerge(AuditSink.stderr)
 )
 
-const configurationError = (cause: Cause.Cause<unknown>): Option.Option<ConfigurationError> =>
-  Cause.failureOption(cause).pipe(
-    Option.filter((e): e is ConfigurationError => e instanceof ConfigurationError)
-  )
-
 NodeRuntime.runMain(program.pipe(Effect.provide(MainLive)), {
   disablePrettyLogger: true,
   disableErrorReporting: true,
   teardown: (exit, onExit) => {
     // Exit explicitly: the SDK's stdin listener would otherwise keep an idle process alive.
     if (Exit.isSuccess(exit) || Cause.isInterruptedOnly(exit.cause)) return process.exit(0)
-    const config = configurationError(exit.cause)
+    const config = configurationErrorOf(exit.cause)
     if (Option.isSome(config)) {
-      process.stderr.write(`ServerFS: configuration error: ${config.value.message}\n`)
+      process.stderr.write(configurationErrorLine(config.value))
       return onExit(2)
     }
     process.stderr.write(

@@ -19,6 +19,12 @@ import { type RawMatch, runRipgrep } from "../Ripgrep.js"
 const VCS_EXCLUDES = ["!.git", "!.hg", "!.svn"]
 
 /**
+ * Once confirmed matches are close to the limit, refused matches are re-confirmed in batches of
+ * up to this many (one file read per batch), not one at a time.
+ */
+const CONFIRM_BATCH = 32
+
+/**
  * search_text (tool-contracts §2.4): literal search with ripgrep in the held search directory.
  * Every result path is checked again against the workdir policy and confirmed through the
  * descriptor walk; rg is stopped once limit+1 valid matches are in, and truncated=true means
@@ -43,7 +49,16 @@ export const searchText = (
       const root = context.rootOf(resolved.workdir)
       const fd = yield* openDirectory(root, resolved.components, O.PATH, at)
       const policy = resolved.workdir.policy
-      const collected: RawMatch[] = []
+      // Matches are confirmed through the descriptor walk in batches while rg runs, and only
+      // confirmed ones count towards the limit: a match the walk refuses (a raced directory, a
+      // file rg transcoded from UTF-16) must neither use up the limit nor make `truncated` true.
+      const confirmed: RawMatch[] = []
+      let pending: RawMatch[] = []
+      let confirmError: unknown
+      const settle = () => {
+        confirmed.push(...confirmMatches(fd, pending))
+        pending = []
+      }
       const outcome = yield* runRipgrep(
         {
           cwdFd: fd,
@@ -57,23 +72,30 @@ export const searchText = (
         },
         (match) => {
           const components = [...resolved.components, ...match.path.split("/")]
-          if (policy.check(components) === "allowed") collected.push(match)
-          return collected.length <= limit
+          if (policy.check(components) !== "allowed") return true
+          pending.push(match)
+          if (pending.length >= Math.max(limit + 1 - confirmed.length, Math.min(CONFIRM_BATCH, limit + 1))) {
+            try {
+              settle()
+            } catch (error) {
+              confirmError = error
+              return false
+            }
+          }
+          return confirmed.length <= limit
         }
       )
       if (outcome._tag === "timeout") {
         return yield* new SearchTimeout({ ...at, seconds: context.settings.searchTimeoutSeconds })
       }
       if (outcome._tag === "failed") return yield* new SearchFailed()
-      const confirmed = yield* Effect.try({
-        try: () => confirmMatches(fd, collected),
-        catch: (e) => toWalkError(e, at)
-      })
+      if (confirmError !== undefined) return yield* toWalkError(confirmError, at)
+      yield* Effect.try({ try: settle, catch: (e) => toWalkError(e, at) })
       const matches = confirmed.slice(0, limit).map((m) => ({
         path: resolved.relative === "" ? m.path : `${resolved.relative}/${m.path}`,
         line: m.line,
         text: m.text
       }))
-      return { matches, returned: matches.length, truncated: collected.length > limit }
+      return { matches, returned: matches.length, truncated: confirmed.length > limit }
     })
   )

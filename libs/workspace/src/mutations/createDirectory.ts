@@ -1,0 +1,52 @@
+import {
+  type CreateDirectoryInput,
+  type CreateDirectoryOutput,
+  type MutationError,
+  ParentNotFound,
+  PathAlreadyExists
+} from "@serverfs/domain"
+import { fstat, mkdirat, O } from "@serverfs/posix"
+import { Effect } from "effect"
+import { openDirectory, openParent } from "../DescriptorWalk.js"
+import { codeOf } from "../OsError.js"
+import { revisionOf } from "../Revision.js"
+import { authorize, type MutationContext, syncDirectory } from "./MutationContext.js"
+import { toMutationError } from "./MutationOsError.js"
+
+/** 0777 minus the umask, as mkdir(2) applies it (a setgid parent passes its bit on, as mkdir(1)). */
+const DIRECTORY_MODE = 0o777
+
+/**
+ * create_directory (tool-contracts §2.10): one level, never recursive; anything already at the
+ * path → PATH_ALREADY_EXISTS. The revision comes from the new directory opened without
+ * following links, so it equals the next stat_file.
+ */
+export const createDirectory = (
+  context: MutationContext,
+  input: CreateDirectoryInput
+): Effect.Effect<CreateDirectoryOutput, MutationError> =>
+  Effect.gen(function* () {
+    const resolved = yield* authorize(context, input.workdir, input.path)
+    const at = { workdir: input.workdir, path: input.path }
+    const root = context.rootOf(resolved.workdir)
+    return yield* context.guard(
+      resolved.workdir,
+      Effect.scoped(
+        Effect.gen(function* () {
+          const parent = yield* openParent(root, resolved.components, O.RDONLY, at).pipe(
+            Effect.catchTag("PATH_NOT_FOUND", () => Effect.fail(new ParentNotFound(at)))
+          )
+          yield* Effect.try({
+            try: () => mkdirat(parent.fd, parent.name, DIRECTORY_MODE),
+            catch: (e) => (codeOf(e) === "EEXIST" ? new PathAlreadyExists(at) : toMutationError(e, at))
+          })
+          const created = yield* openDirectory(parent.fd, [parent.name], O.PATH, at)
+          const revision = revisionOf(
+            yield* Effect.try({ try: () => fstat(created), catch: (e) => toMutationError(e, at) })
+          )
+          yield* syncDirectory(context, parent.fd)
+          return { workdir: input.workdir, path: input.path, created: true as const, revision }
+        })
+      )
+    )
+  })

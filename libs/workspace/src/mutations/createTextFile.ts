@@ -1,0 +1,93 @@
+import {
+  BinaryContentNotAllowed,
+  type CreateTextFileInput,
+  type CreateTextFileOutput,
+  type MutationError,
+  ParentNotFound,
+  PathAlreadyExists,
+  WriteTooLarge
+} from "@serverfs/domain"
+import { AT, fstat, fstatat, fsync, linkat, O, unlinkat } from "@serverfs/posix"
+import { Effect } from "effect"
+import { openParent } from "../DescriptorWalk.js"
+import { codeOf } from "../OsError.js"
+import { revisionOf } from "../Revision.js"
+import { authorize, type MutationContext, syncDirectory } from "./MutationContext.js"
+import { toMutationError } from "./MutationOsError.js"
+import { createTempFile, writeAll } from "./TempFile.js"
+import { isStorableText } from "./TextContent.js"
+
+/** 0666 minus the umask, as open(2) applies it: a created file never has execute bits. */
+const FILE_MODE = 0o666
+
+/**
+ * create_text_file (tool-contracts §2.7): the target must not exist in any form. Publication:
+ * temp(O_EXCL) → write → fsync → linkat (which never overwrites) → unlinkat(temp) → revision
+ * from the published inode → fsync(dir).
+ */
+export const createTextFile = (
+  context: MutationContext,
+  input: CreateTextFileInput
+): Effect.Effect<CreateTextFileOutput, MutationError> =>
+  Effect.gen(function* () {
+    const resolved = yield* authorize(context, input.workdir, input.path)
+    const at = { workdir: input.workdir, path: input.path }
+    if (!isStorableText(input.content)) return yield* new BinaryContentNotAllowed(at)
+    const bytes = Buffer.from(input.content, "utf8")
+    if (bytes.length > resolved.workdir.maxWriteBytes) {
+      return yield* new WriteTooLarge({ ...at, maxBytes: resolved.workdir.maxWriteBytes })
+    }
+    const root = context.rootOf(resolved.workdir)
+    return yield* context.guard(
+      resolved.workdir,
+      Effect.scoped(
+        Effect.gen(function* () {
+          const parent = yield* openParent(root, resolved.components, O.RDONLY, at).pipe(
+            Effect.catchTag("PATH_NOT_FOUND", () => Effect.fail(new ParentNotFound(at)))
+          )
+          // Anything at the target (file, directory, symlink, FIFO, socket) → already exists.
+          const existing = yield* Effect.sync(() => {
+            try {
+              fstatat(parent.fd, parent.name, AT.SYMLINK_NOFOLLOW)
+              return true
+            } catch {
+              return false
+            }
+          })
+          if (existing) return yield* new PathAlreadyExists(at)
+          const temp = yield* createTempFile(parent.fd, FILE_MODE, at)
+          yield* Effect.try({
+            try: () => {
+              writeAll(temp.fd, bytes)
+              fsync(temp.fd)
+            },
+            catch: (e) => toMutationError(e, at)
+          })
+          yield* Effect.try({
+            try: () => linkat(parent.fd, temp.name, parent.fd, parent.name, 0),
+            catch: (e) => (codeOf(e) === "EEXIST" ? new PathAlreadyExists(at) : toMutationError(e, at))
+          })
+          // Published. Removing the temp name is cleanup; if it fails the scope retries it.
+          yield* Effect.sync(() => {
+            try {
+              unlinkat(parent.fd, temp.name, 0)
+              temp.settled = true
+            } catch {
+              // left for the scope's finalizer
+            }
+          })
+          const revision = revisionOf(
+            yield* Effect.try({ try: () => fstat(temp.fd), catch: (e) => toMutationError(e, at) })
+          )
+          yield* syncDirectory(context, parent.fd)
+          return {
+            workdir: input.workdir,
+            path: input.path,
+            created: true as const,
+            bytes_written: bytes.length,
+            revision
+          }
+        })
+      )
+    )
+  })

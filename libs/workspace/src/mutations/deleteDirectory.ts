@@ -1,0 +1,70 @@
+import {
+  type DeleteDirectoryInput,
+  type DeleteDirectoryOutput,
+  DirectoryNotEmpty,
+  type MutationError,
+  RevisionConflict
+} from "@serverfs/domain"
+import { AT, fstat, fstatat, O, readdir, unlinkat } from "@serverfs/posix"
+import { Effect } from "effect"
+import { openDirectory, openParent } from "../DescriptorWalk.js"
+import { codeOf } from "../OsError.js"
+import { revisionOf } from "../Revision.js"
+import { authorize, type MutationContext, syncDirectory } from "./MutationContext.js"
+import { toMutationError } from "./MutationOsError.js"
+
+/**
+ * delete_directory (tool-contracts §2.11): empty directories only, never recursive. The
+ * revision is checked before emptiness; emptiness is physical (hidden, denied and reserved
+ * entries count, and none is ever named); the revision is checked again on the name, then
+ * unlinkat(AT_REMOVEDIR) — whose ENOTEMPTY is the second gate — and the parent is fsynced.
+ */
+export const deleteDirectory = (
+  context: MutationContext,
+  input: DeleteDirectoryInput
+): Effect.Effect<DeleteDirectoryOutput, MutationError> =>
+  Effect.gen(function* () {
+    const resolved = yield* authorize(context, input.workdir, input.path)
+    const at = { workdir: input.workdir, path: input.path }
+    const root = context.rootOf(resolved.workdir)
+    return yield* context.guard(
+      resolved.workdir,
+      Effect.scoped(
+        Effect.gen(function* () {
+          const parent = yield* openParent(root, resolved.components, O.RDONLY, at)
+          const directory = yield* openDirectory(parent.fd, [parent.name], O.RDONLY, at)
+          const revision = yield* Effect.try({
+            try: () => revisionOf(fstat(directory)),
+            catch: (e) => toMutationError(e, at)
+          })
+          if (revision !== input.expected_revision) return yield* new RevisionConflict(at)
+          const listing = yield* Effect.try({
+            try: () => readdir(directory),
+            catch: (e) => toMutationError(e, at)
+          })
+          if (listing.names.length + listing.undecodable > 0) return yield* new DirectoryNotEmpty(at)
+          const named = yield* Effect.try({
+            try: () => revisionOf(fstatat(parent.fd, parent.name, AT.SYMLINK_NOFOLLOW)),
+            catch: () => new RevisionConflict(at)
+          })
+          if (named !== input.expected_revision) return yield* new RevisionConflict(at)
+          yield* Effect.try({
+            try: () => unlinkat(parent.fd, parent.name, AT.REMOVEDIR),
+            catch: (e) => {
+              const code = codeOf(e)
+              return code === "ENOTEMPTY" || code === "EEXIST"
+                ? new DirectoryNotEmpty(at)
+                : toMutationError(e, at)
+            }
+          })
+          yield* syncDirectory(context, parent.fd)
+          return {
+            workdir: input.workdir,
+            path: input.path,
+            deleted: true as const,
+            revision_deleted: input.expected_revision
+          }
+        })
+      )
+    )
+  })

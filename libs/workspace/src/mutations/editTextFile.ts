@@ -1,0 +1,135 @@
+import * as fs from "node:fs"
+import {
+  BinaryContentNotAllowed,
+  BinaryFile,
+  EditConflict,
+  type EditTextFileInput,
+  type EditTextFileOutput,
+  FileChangedDuringRead,
+  MetadataPreservationFailed,
+  MultipleHardlinksNotSupported,
+  type MutationError,
+  RevisionConflict,
+  TooManyEdits,
+  UnsupportedTextEncoding,
+  WriteTooLarge
+} from "@serverfs/domain"
+import { AT, fstat, fstatat, fsync, O, renameat } from "@serverfs/posix"
+import { Effect } from "effect"
+import { openParent } from "../DescriptorWalk.js"
+import { openRegularFile } from "../RegularFile.js"
+import { revisionOf } from "../Revision.js"
+import { decodeUtf8 } from "../TextPage.js"
+import { applyEdits } from "./EditPlan.js"
+import { copyMetadata } from "./Metadata.js"
+import { authorize, type MutationContext, syncDirectory } from "./MutationContext.js"
+import { toMutationError } from "./MutationOsError.js"
+import { createTempFile, writeAll } from "./TempFile.js"
+import { isStorableText, UTF8_BOM, utf8Length } from "./TextContent.js"
+
+/** Read the whole file through its fd (the size was checked against the write limit first). */
+const readWhole = (fd: number, size: number): Buffer => {
+  const buffer = Buffer.allocUnsafe(size + 1)
+  let filled = 0
+  for (;;) {
+    if (filled === buffer.length) return buffer // grew past its stat size: the revision check catches it
+    const n = fs.readSync(fd, buffer, filled, buffer.length - filled, filled)
+    if (n === 0) return buffer.subarray(0, filled)
+    filled += n
+  }
+}
+
+/**
+ * edit_text_file (tool-contracts §2.8, spec v0.2 §3/§6). Edits are validated before the file is
+ * touched, applied in memory all or nothing, and published by replacing the file atomically:
+ * temp → write → owner, mode, xattrs from the original → fsync → the revision checked again at
+ * the last moment → renameat → new revision → fsync(dir). CRLF, a missing final newline and
+ * every untouched byte are kept; a BOM is hidden from matching and written back.
+ */
+export const editTextFile = (
+  context: MutationContext,
+  input: EditTextFileInput
+): Effect.Effect<EditTextFileOutput, MutationError> =>
+  Effect.gen(function* () {
+    const resolved = yield* authorize(context, input.workdir, input.path)
+    const at = { workdir: input.workdir, path: input.path }
+    const maxBytes = resolved.workdir.maxWriteBytes
+    const { edits } = input
+    if (edits.length === 0) return yield* new EditConflict({ ...at, detail: "no edits given" })
+    if (edits.length > context.settings.maxEditsPerCall) {
+      return yield* new TooManyEdits({ ...at, count: edits.length, max: context.settings.maxEditsPerCall })
+    }
+    if (edits.some((e) => !isStorableText(e.old_text) || !isStorableText(e.new_text))) {
+      return yield* new BinaryContentNotAllowed(at)
+    }
+    const editBytes = edits.reduce((sum, e) => sum + utf8Length(e.old_text) + utf8Length(e.new_text), 0)
+    if (editBytes > maxBytes) return yield* new WriteTooLarge({ ...at, maxBytes })
+
+    const root = context.rootOf(resolved.workdir)
+    return yield* context.guard(
+      resolved.workdir,
+      Effect.scoped(
+        Effect.gen(function* () {
+          const parent = yield* openParent(root, resolved.components, O.RDONLY, at)
+          const original = yield* openRegularFile(parent.fd, parent.name, O.RDONLY, at)
+          const revisionBefore = revisionOf(original.stat)
+          if (revisionBefore !== input.expected_revision) return yield* new RevisionConflict(at)
+          if (original.stat.nlink > 1) return yield* new MultipleHardlinksNotSupported(at)
+          if (original.stat.size > maxBytes) return yield* new WriteTooLarge({ ...at, maxBytes })
+          const bytes = yield* Effect.try({
+            try: () => readWhole(original.fd, original.stat.size),
+            catch: (e) => toMutationError(e, at)
+          })
+          const after = yield* Effect.try({
+            try: () => fstat(original.fd),
+            catch: (e) => toMutationError(e, at)
+          })
+          if (revisionOf(after) !== revisionBefore) return yield* new FileChangedDuringRead(at)
+          if (bytes.includes(0)) return yield* new BinaryFile(at)
+          const hasBom = bytes.subarray(0, 3).equals(UTF8_BOM)
+          const text = decodeUtf8(hasBom ? bytes.subarray(3) : bytes)
+          if (text === undefined) return yield* new UnsupportedTextEncoding(at)
+
+          const outcome = applyEdits(text, edits)
+          if (outcome._tag === "conflict") return yield* new EditConflict({ ...at, detail: outcome.detail })
+          const body = Buffer.from(outcome.text, "utf8")
+          const result = hasBom ? Buffer.concat([UTF8_BOM, body]) : body
+          if (result.length > maxBytes) return yield* new WriteTooLarge({ ...at, maxBytes })
+
+          // Created private (0600); the original's mode is applied by copyMetadata.
+          const temp = yield* createTempFile(parent.fd, 0o600, at)
+          yield* Effect.try({ try: () => writeAll(temp.fd, result), catch: (e) => toMutationError(e, at) })
+          yield* Effect.try({
+            try: () => copyMetadata(original, temp.fd),
+            catch: () => new MetadataPreservationFailed(at)
+          })
+          yield* Effect.try({ try: () => fsync(temp.fd), catch: (e) => toMutationError(e, at) })
+          // Last-moment check: the name must still hold the revision the caller edited.
+          const current = yield* Effect.try({
+            try: () => revisionOf(fstatat(parent.fd, parent.name, AT.SYMLINK_NOFOLLOW)),
+            catch: () => new RevisionConflict(at)
+          })
+          if (current !== input.expected_revision) return yield* new RevisionConflict(at)
+          yield* Effect.try({
+            try: () => renameat(parent.fd, temp.name, parent.fd, parent.name),
+            catch: (e) => toMutationError(e, at)
+          })
+          temp.settled = true
+          const revision = revisionOf(
+            yield* Effect.try({ try: () => fstat(temp.fd), catch: (e) => toMutationError(e, at) })
+          )
+          yield* syncDirectory(context, parent.fd)
+          return {
+            workdir: input.workdir,
+            path: input.path,
+            edited: true as const,
+            edits_applied: edits.length,
+            bytes_before: bytes.length,
+            bytes_after: result.length,
+            revision_before: revisionBefore,
+            revision
+          }
+        })
+      )
+    )
+  })
