@@ -10,11 +10,11 @@ import {
   McpError,
   ReadResourceRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
-import { renderError } from "@serverfs/domain"
+import { quoted, ReadFailed, renderError } from "@serverfs/domain"
 import { Configuration } from "@serverfs/policy"
 import { AuditLog } from "@serverfs/telemetry-local"
 import { Mutations, ReadChannels } from "@serverfs/workspace"
-import { Effect, Either, Runtime } from "effect"
+import { Cause, Effect, Either, Runtime } from "effect"
 import { INSTRUCTIONS } from "./Instructions.js"
 import { objectJsonSchema } from "./JsonSchema.js"
 import { parseResourceUri, RESOURCE_TEMPLATE } from "./ResourceTemplate.js"
@@ -60,7 +60,17 @@ export class McpServer extends Effect.Service<McpServer>()("@serverfs/mcp/McpSer
         const started = performance.now()
         const location = parseResourceUri(uri)
         const outcome = yield* Effect.either(
-          Effect.flatMap(location, (at) => channels.readResource(at.workdir, at.path))
+          Effect.flatMap(location, (at) =>
+            channels.readResource(at.workdir, at.path).pipe(
+              // An unexpected failure is reported by code only (tool-contracts §0: READ_FAILED).
+              Effect.catchAllDefect((defect) =>
+                Effect.zipRight(
+                  Effect.logError("unexpected resource failure", Cause.die(defect)),
+                  Effect.fail(new ReadFailed(at))
+                )
+              )
+            )
+          )
         )
         yield* audit.emit("INFO", "resource_read", {
           duration_ms: Math.round((performance.now() - started) * 10) / 10,
@@ -94,7 +104,7 @@ export class McpServer extends Effect.Service<McpServer>()("@serverfs/mcp/McpSer
           if (tool === undefined) {
             throw new McpError(
               ErrorCode.InvalidParams,
-              `INVALID_ARGUMENT: unknown tool '${request.params.name.slice(0, 100)}'`
+              `INVALID_ARGUMENT: unknown tool ${quoted(request.params.name)}`
             )
           }
           return (await run(callTool(tool, request.params.arguments, audit))) as Record<string, unknown> & {

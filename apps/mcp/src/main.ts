@@ -22,11 +22,13 @@ const program = Effect.gen(function* () {
   const server = yield* McpServer
   const audit = yield* AuditLog
   yield* audit.emit("INFO", "startup", startupFields(yield* Configuration))
-  yield* server.serve(new StdioServerTransport(), (onClosed) => {
-    // The SDK's stdio transport does not end on stdin EOF; the server's life does.
-    process.stdin.once("end", onClosed)
-    process.stdin.once("close", onClosed)
-  })
+  yield* server
+    .serve(new StdioServerTransport(), (onClosed) => {
+      // The SDK's stdio transport does not end on stdin EOF; the server's life does.
+      process.stdin.once("end", onClosed)
+      process.stdin.once("close", onClosed)
+    })
+    .pipe(Effect.onInterrupt(() => audit.emit("INFO", "shutdown", { reason: "signal" })))
   yield* audit.emit("INFO", "shutdown", { reason: "stdin closed" })
 })
 

@@ -1,4 +1,4 @@
-import { Data } from "effect"
+import { Cause, Data, Option } from "effect"
 
 /**
  * A configuration value the server refuses to start with. The process prints one line,
@@ -13,3 +13,13 @@ export class ConfigurationError extends Data.TaggedError("ConfigurationError")<{
     return `${this.variable}: ${this.problem}`
   }
 }
+
+/** The configuration error that stopped a program, if that is what stopped it. */
+export const configurationErrorOf = (cause: Cause.Cause<unknown>): Option.Option<ConfigurationError> =>
+  Cause.failureOption(cause).pipe(
+    Option.filter((e): e is ConfigurationError => e instanceof ConfigurationError)
+  )
+
+/** The one stderr line every ServerFS program prints before exiting with code 2. */
+export const configurationErrorLine = (error: ConfigurationError): string =>
+  `ServerFS: configuration error: ${error.message}\n`

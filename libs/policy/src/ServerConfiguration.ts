@@ -31,6 +31,7 @@ const ALIAS_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,31}$/
 /** Every variable name the loader may read, so an Effect Config layer can fetch them up front. */
 export const configurationVariableNames = (): ReadonlyArray<string> => {
   const names = new Set<string>(Object.values(GLOBAL_VARIABLES).map((e) => e.variable))
+  names.add("SERVERFS_MAX_BINARY_TRANSFER_BYTES")
   for (const s of UNSUPPORTED_SWITCHES) if (!s.variable.startsWith("WORKDIR_")) names.add(s.variable)
   for (let slot = 1; slot <= SLOT_COUNT; slot++) {
     for (const suffix of WORKDIR_SUFFIXES) names.add(`WORKDIR_${slotId(slot)}_${suffix}`)
@@ -72,6 +73,7 @@ const parseGlobal = (lookup: Lookup): GlobalSettings => {
       fail(s.variable, `${s.feature} is not available in this version of ServerFS`)
     }
   }
+  read(lookup, "SERVERFS_MAX_BINARY_TRANSFER_BYTES", strictInt(8388608))
   // Global pair rule (§4.1): a mode needs runtimes and runtimes need a mode.
   if (global.agentMode === "disabled" && global.agentRuntimes.length > 0) {
     fail(GLOBAL_VARIABLES.agentRuntimes.variable, "runtimes are set but SERVERFS_AGENT_MODE is disabled")

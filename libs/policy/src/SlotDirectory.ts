@@ -32,8 +32,10 @@ export const inspectSlotDirectory: InspectSlotDirectory = (hostPath) => {
   try {
     // A trailing "/" or "/." makes lstat follow a final symbolic link: inspect the link itself.
     stat = fs.lstatSync(hostPath.replace(/(?<=.)(\/\.?)+$/, ""))
-  } catch {
-    return { _tag: "missing" }
+  } catch (e) {
+    // Only a missing entry is "missing"; a permission problem on the way is reported as such.
+    const code = (e as NodeJS.ErrnoException).code
+    return code === "ENOENT" || code === "ENOTDIR" ? { _tag: "missing" } : { _tag: "unreadable" }
   }
   if (stat.isSymbolicLink()) return { _tag: "symlink" }
   if (!stat.isDirectory()) return { _tag: "not-directory" }

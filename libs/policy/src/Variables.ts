@@ -247,6 +247,24 @@ export const UNSUPPORTED_SWITCHES: ReadonlyArray<{ readonly variable: string; re
   { variable: "SERVERFS_FILE_INGRESS_ENABLED", feature: "file ingress" }
 ]
 
+/** Sizes of the reference's binary transfer: validated strictly so a typo is caught, unused here. */
+export const UNUSED_LIMITS: ReadonlyArray<VariableDoc> = [
+  {
+    variable: "SERVERFS_MAX_BINARY_TRANSFER_BYTES",
+    kind: "strict int",
+    default: "8388608",
+    scope: "global",
+    description: "Reserved for binary transfer (not available in this version); validated, otherwise unused."
+  },
+  {
+    variable: "WORKDIR_XX_MAX_BINARY_TRANSFER_BYTES",
+    kind: "strict int",
+    default: "",
+    scope: "per-workdir",
+    description: "Reserved for binary transfer (not available in this version); validated, otherwise unused."
+  }
+]
+
 export const allVariableDocs = (): ReadonlyArray<VariableDoc> => [
   ...WORKDIR_VARIABLES,
   ...Object.values(GLOBAL_VARIABLES).map(
@@ -264,8 +282,9 @@ export const allVariableDocs = (): ReadonlyArray<VariableDoc> => [
       variable: s.variable,
       kind: "strict bool",
       default: "false",
-      scope: "global",
+      scope: s.variable.startsWith("WORKDIR_") ? "per-workdir" : "global",
       description: `Reserved: ${s.feature} is not available in this version; true stops startup instead of being silently ignored.`
     })
-  )
+  ),
+  ...UNUSED_LIMITS
 ]
