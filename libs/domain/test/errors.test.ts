@@ -2,6 +2,9 @@ import { describe, expect, it } from "@effect/vitest"
 import * as Domain from "@serverfs/domain"
 import {
   AccessDenied,
+  AGENT_ERRORS,
+  AgentErrorCode,
+  agentError,
   FilesystemErrorCode,
   LineTooLarge,
   PathOutsideWorkdir,
@@ -43,12 +46,23 @@ describe("error texts", () => {
   })
 
   it("every exported error class has a frozen code as its tag", () => {
-    const codes = new Set<string>(FilesystemErrorCode.literals)
+    const codes = new Set<string>([...FilesystemErrorCode.literals, ...AgentErrorCode.literals])
     const tags = Object.values(Domain)
       .filter((v): v is { _tag: string } & Function => typeof v === "function" && "_tag" in v)
       .map((cls) => cls._tag)
-    expect(tags.length).toBeGreaterThan(30)
+    expect(tags.length).toBeGreaterThan(90)
     for (const tag of tags) expect(codes.has(tag), tag).toBe(true)
     expect(Schema.is(FilesystemErrorCode)("NOT_A_CODE")).toBe(false)
+  })
+})
+
+describe("agent-plane errors", () => {
+  it("one class per code, built by code, rendered `CODE: message`", () => {
+    for (const code of AgentErrorCode.literals) {
+      const error = agentError(code, "detail text")
+      expect(error._tag).toBe(code)
+      expect(error).toBeInstanceOf(AGENT_ERRORS[code])
+      expect(renderError(error)).toBe(`${code}: detail text`)
+    }
   })
 })

@@ -103,12 +103,29 @@ Napi::Value Fsetxattr(const Napi::CallbackInfo& info) {
 #endif
 }
 
+// fremovexattr(2): an edit removes attributes its temp file inherited (a default ACL of the
+// directory) that the original did not have, so the replacement holds exactly the original's.
+Napi::Value Fremovexattr(const Napi::CallbackInfo& info) {
+  Napi::Env env = info.Env();
+  int fd = ArgFd(info, 0, "fd");
+  std::string name = ArgName(info, 1, "name");
+#if defined(__linux__)
+  int r = RetryEintr([&] { return fremovexattr(fd, name.c_str()); });
+  if (r < 0) ThrowErrno(env, errno, "fremovexattr");
+  return env.Undefined();
+#else
+  (void)fd;
+  ThrowErrno(env, ENOSYS, "fremovexattr");
+#endif
+}
+
 }  // namespace
 
 void InitXattr(Napi::Env env, Napi::Object exports) {
   exports.Set("flistxattr", Napi::Function::New(env, Flistxattr, "flistxattr"));
   exports.Set("fgetxattr", Napi::Function::New(env, Fgetxattr, "fgetxattr"));
   exports.Set("fsetxattr", Napi::Function::New(env, Fsetxattr, "fsetxattr"));
+  exports.Set("fremovexattr", Napi::Function::New(env, Fremovexattr, "fremovexattr"));
 }
 
 }  // namespace serverfs

@@ -41,6 +41,7 @@ export interface NativeBinding {
   flistxattr(fd: number): string[]
   fgetxattr(fd: number, name: string): Buffer
   fsetxattr(fd: number, name: string, value: Uint8Array, flags: number): void
+  fremovexattr(fd: number, name: string): void
 }
 
 const ADDON = "../build/Release/serverfs_posix.node"

@@ -32,3 +32,12 @@ export function fgetxattr(fd: number, name: string): Buffer {
 export function fsetxattr(fd: number, name: string, value: Buffer | Uint8Array, flags: number): void {
   native.fsetxattr(fd, name, value, flags)
 }
+
+/**
+ * fremovexattr(2).
+ *
+ * @throws {@link PosixError} (syscall "fremovexattr"), e.g. ENODATA when the attribute is absent
+ */
+export function fremovexattr(fd: number, name: string): void {
+  native.fremovexattr(fd, name)
+}

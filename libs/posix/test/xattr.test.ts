@@ -3,7 +3,7 @@
 import fs from "node:fs"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AT, close, fgetxattr, flistxattr, fsetxattr, O, openat, XATTR } from "../src/index.js"
+import { AT, close, fgetxattr, flistxattr, fremovexattr, fsetxattr, O, openat, XATTR } from "../src/index.js"
 import {
   expectPosixError,
   makeTempDir,
@@ -58,6 +58,16 @@ describe("user.* xattrs", () => {
     const large = Buffer.alloc(3000, 0x5a)
     fsetxattr(fd, "user.serverfs.large", large, 0)
     expect(fgetxattr(fd, "user.serverfs.large").equals(large)).toBe(true)
+  })
+
+  it("fremovexattr removes one attribute; a missing one is ENODATA", () => {
+    fsetxattr(fd, "user.serverfs.removable", Buffer.from("x"), 0)
+    expect(flistxattr(fd)).toContain("user.serverfs.removable")
+    fremovexattr(fd, "user.serverfs.removable")
+    expect(flistxattr(fd)).not.toContain("user.serverfs.removable")
+    expectPosixError(() => fremovexattr(fd, "user.serverfs.removable"), "ENODATA", "fremovexattr", [
+      "serverfs.removable"
+    ])
   })
 
   it("missing attribute is ENODATA; CREATE / REPLACE are honoured", () => {

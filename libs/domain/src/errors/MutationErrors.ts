@@ -72,7 +72,7 @@ export class BinaryContentNotAllowed extends Schema.TaggedError<BinaryContentNot
   At
 ) {
   override get message() {
-    return `${location(this.workdir, this.path)} — text content must not contain NUL characters`
+    return `${location(this.workdir, this.path)} — text must not contain NUL characters or unpaired surrogates`
   }
 }
 
@@ -107,6 +107,6 @@ export class MutationIoError extends Schema.TaggedError<MutationIoError>()("MUTA
 }) {
   override get message() {
     const where = location(this.workdir, this.path)
-    return this.reason === undefined ? where : `${where} — I/O error (${shown(this.reason)})`
+    return this.reason === undefined ? where : `${where} — the operation failed (${shown(this.reason)})`
   }
 }

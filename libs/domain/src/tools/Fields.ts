@@ -5,13 +5,20 @@ import { Schema } from "effect"
 /** A JSON integer ≥ min. Plain refinements (no identifier) so the JSON Schema stays inline. */
 export const IntAtLeast = (min: number) => Schema.Number.pipe(Schema.int(), Schema.greaterThanOrEqualTo(min))
 
-export const WorkdirAlias = Schema.String.annotations({
-  description: "Workdir alias, as returned by list_workdirs."
-})
+/**
+ * A required input field with a description. The description sits on the property, not on the
+ * value schema, so a validation error still says what was expected ("Expected string, actual 7")
+ * instead of quoting the description.
+ */
+export const described = <S extends Schema.Schema.All>(schema: S, description: string) =>
+  Schema.propertySignature(schema).annotations({ description })
 
-export const RelativePath = Schema.String.annotations({
-  description: 'Path relative to the workdir root, "/"-separated. "" is the root.'
-})
+export const WorkdirAlias = described(Schema.String, "Workdir alias, as returned by list_workdirs.")
+
+export const RelativePath = described(
+  Schema.String,
+  'Path relative to the workdir root, "/"-separated. "" is the root.'
+)
 
 export const Revision = Schema.String.pipe(Schema.pattern(/^v1:[0-9a-f]{16}$/)).annotations({
   description: "Opaque revision token (v1:…) for compare-and-set; changes with content or metadata."

@@ -1,23 +1,24 @@
 import { Schema } from "effect"
-import { IntAtLeast, RelativePath, Revision, WorkdirAlias, withDefault } from "./Fields.js"
+import { described, IntAtLeast, RelativePath, Revision, WorkdirAlias, withDefault } from "./Fields.js"
 
 /**
  * Inputs and outputs of the five mutation tools (spec v0.2 §3, tool-contracts §2.7–§2.11).
  * `expected_revision` is any string on input: an unknown or garbage token is a
  * REVISION_CONFLICT, not a schema error (tool-contracts §2.8).
  */
-const ExpectedRevision = Schema.String.annotations({
-  description:
-    "The revision from read_text_file or stat_file; the call fails with REVISION_CONFLICT if the file changed since."
-})
+const ExpectedRevision = described(
+  Schema.String,
+  "The revision from read_text_file or stat_file; the call fails with REVISION_CONFLICT if the file changed since."
+)
 
 // ---- create_text_file ----------------------------------------------------------------------
 export const CreateTextFileInput = Schema.Struct({
   workdir: WorkdirAlias,
   path: RelativePath,
-  content: Schema.String.annotations({
-    description: "The whole file content, stored byte for byte as UTF-8 (no newline added). May be empty."
-  })
+  content: described(
+    Schema.String,
+    "The whole file content, stored byte for byte as UTF-8 (no newline added). May be empty."
+  )
 })
 export type CreateTextFileInput = typeof CreateTextFileInput.Type
 
@@ -32,8 +33,8 @@ export type CreateTextFileOutput = typeof CreateTextFileOutput.Type
 
 // ---- edit_text_file ------------------------------------------------------------------------
 export const TextEdit = Schema.Struct({
-  old_text: Schema.String.annotations({ description: "Exact text to find (not a pattern)." }),
-  new_text: Schema.String.annotations({ description: "Replacement text." }),
+  old_text: described(Schema.String, "Exact text to find (not a pattern)."),
+  new_text: described(Schema.String, "Replacement text."),
   expected_count: withDefault(
     IntAtLeast(1),
     1,
@@ -46,11 +47,10 @@ export const EditTextFileInput = Schema.Struct({
   workdir: WorkdirAlias,
   path: RelativePath,
   expected_revision: ExpectedRevision,
-  edits: Schema.Array(TextEdit)
-    .pipe(Schema.minItems(1))
-    .annotations({
-      description: "Edits applied in order to the file's text; all succeed or nothing is written."
-    })
+  edits: described(
+    Schema.Array(TextEdit).pipe(Schema.minItems(1)),
+    "Edits applied in order to the file's text; all succeed or nothing is written."
+  )
 })
 export type EditTextFileInput = typeof EditTextFileInput.Type
 

@@ -2,6 +2,7 @@ import { Schema } from "effect"
 import {
   AccessMode,
   AgentMode,
+  described,
   EntryType,
   IntAtLeast,
   RelativePath,
@@ -37,7 +38,7 @@ export type ListWorkdirsOutput = typeof ListWorkdirsOutput.Type
 export const makeListDirectoryInput = (defaultLimit: number) =>
   Schema.Struct({
     workdir: WorkdirAlias,
-    path: withDefault(RelativePath, "", "Directory to list, relative to the workdir root."),
+    path: withDefault(Schema.String, "", "Directory to list, relative to the workdir root."),
     offset: withDefault(IntAtLeast(0), 0, "Number of entries to skip (entries are sorted by name)."),
     limit: withDefault(IntAtLeast(1), defaultLimit, "Maximum number of entries to return.")
   })
@@ -67,10 +68,11 @@ export type ListDirectoryOutput = typeof ListDirectoryOutput.Type
 export const makeFindFilesInput = (defaultLimit: number) =>
   Schema.Struct({
     workdir: WorkdirAlias,
-    pattern: Schema.String.annotations({
-      description: "Case-sensitive shell pattern (*, ?, [..]) matched against file names only."
-    }),
-    path: withDefault(RelativePath, "", "Directory to search from, relative to the workdir root."),
+    pattern: described(
+      Schema.String,
+      "Case-sensitive shell pattern (*, ?, [..]) matched against file names only."
+    ),
+    path: withDefault(Schema.String, "", "Directory to search from, relative to the workdir root."),
     limit: withDefault(IntAtLeast(1), defaultLimit, "Maximum number of matches to return.")
   })
 export type FindFilesInput = Schema.Schema.Type<ReturnType<typeof makeFindFilesInput>>
@@ -86,8 +88,8 @@ export type FindFilesOutput = typeof FindFilesOutput.Type
 export const makeSearchTextInput = (defaultLimit: number) =>
   Schema.Struct({
     workdir: WorkdirAlias,
-    query: Schema.String.annotations({ description: "Literal text to find (not a regular expression)." }),
-    path: withDefault(RelativePath, "", "Directory to search from, relative to the workdir root."),
+    query: described(Schema.String, "Literal text to find (not a regular expression)."),
+    path: withDefault(Schema.String, "", "Directory to search from, relative to the workdir root."),
     glob: withDefault(
       Schema.NullOr(Schema.String),
       null,

@@ -5,9 +5,9 @@ import {
   ParentNotFound,
   PathAlreadyExists
 } from "@serverfs/domain"
-import { fstat, mkdirat, O } from "@serverfs/posix"
+import { AT, fstatat, mkdirat, O } from "@serverfs/posix"
 import { Effect } from "effect"
-import { openDirectory, openParent } from "../DescriptorWalk.js"
+import { openParent } from "../DescriptorWalk.js"
 import { codeOf } from "../OsError.js"
 import { revisionOf } from "../Revision.js"
 import { authorize, type MutationContext, syncDirectory } from "./MutationContext.js"
@@ -40,9 +40,13 @@ export const createDirectory = (
             try: () => mkdirat(parent.fd, parent.name, DIRECTORY_MODE),
             catch: (e) => (codeOf(e) === "EEXIST" ? new PathAlreadyExists(at) : toMutationError(e, at))
           })
-          const created = yield* openDirectory(parent.fd, [parent.name], O.PATH, at)
+          // The directory exists now: its revision comes from lstat of the name (never an open that
+          // a racing swap could turn into a failure after the fact).
           const revision = revisionOf(
-            yield* Effect.try({ try: () => fstat(created), catch: (e) => toMutationError(e, at) })
+            yield* Effect.try({
+              try: () => fstatat(parent.fd, parent.name, AT.SYMLINK_NOFOLLOW),
+              catch: (e) => toMutationError(e, at)
+            })
           )
           yield* syncDirectory(context, parent.fd)
           return { workdir: input.workdir, path: input.path, created: true as const, revision }

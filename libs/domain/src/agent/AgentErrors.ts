@@ -1,0 +1,292 @@
+import { Schema } from "effect"
+
+/**
+ * Errors of the agent plane (bridge-internals §4, spec v0.3 §25, v0.7), one TaggedError per
+ * frozen code. They cross the RPC boundary as `{code, message}` and reach MCP clients as
+ * `CODE: message` unchanged; `message` never carries a host path, a prompt or a secret. The
+ * bridge raises WORKDIR_NOT_FOUND / WORKDIR_BUSY / WORKDIR_RECOVERY_REQUIRED with the
+ * filesystem plane's classes.
+ *
+ * Generated once from the code list below; keep the list, the classes and `AGENT_ERRORS` in step.
+ */
+const Message = { message: Schema.String }
+
+// ---- RPC envelope (bridge-internals §1.4)
+export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("INVALID_REQUEST", Message) {}
+export class ProtocolVersionUnsupported extends Schema.TaggedError<ProtocolVersionUnsupported>()(
+  "PROTOCOL_VERSION_UNSUPPORTED",
+  Message
+) {}
+export class MethodNotFound extends Schema.TaggedError<MethodNotFound>()("METHOD_NOT_FOUND", Message) {}
+export class BridgeProtocolError extends Schema.TaggedError<BridgeProtocolError>()(
+  "BRIDGE_PROTOCOL_ERROR",
+  Message
+) {}
+export class PeerNotAuthorized extends Schema.TaggedError<PeerNotAuthorized>()(
+  "PEER_NOT_AUTHORIZED",
+  Message
+) {}
+export class RequestTooLarge extends Schema.TaggedError<RequestTooLarge>()("REQUEST_TOO_LARGE", Message) {}
+export class ResponseTooLarge extends Schema.TaggedError<ResponseTooLarge>()("RESPONSE_TOO_LARGE", Message) {}
+
+// ---- submission and authorization
+export class BridgeClosed extends Schema.TaggedError<BridgeClosed>()("BRIDGE_CLOSED", Message) {}
+export class AgentPromptTooLarge extends Schema.TaggedError<AgentPromptTooLarge>()(
+  "AGENT_PROMPT_TOO_LARGE",
+  Message
+) {}
+export class AgentProfileNotAllowed extends Schema.TaggedError<AgentProfileNotAllowed>()(
+  "AGENT_PROFILE_NOT_ALLOWED",
+  Message
+) {}
+export class InvalidWorkdirPath extends Schema.TaggedError<InvalidWorkdirPath>()(
+  "INVALID_WORKDIR_PATH",
+  Message
+) {}
+export class WorkdirPathNotFound extends Schema.TaggedError<WorkdirPathNotFound>()(
+  "WORKDIR_PATH_NOT_FOUND",
+  Message
+) {}
+export class AgentDisabled extends Schema.TaggedError<AgentDisabled>()("AGENT_DISABLED", Message) {}
+export class AgentRuntimeNotAllowed extends Schema.TaggedError<AgentRuntimeNotAllowed>()(
+  "AGENT_RUNTIME_NOT_ALLOWED",
+  Message
+) {}
+export class AgentRuntimeUnavailable extends Schema.TaggedError<AgentRuntimeUnavailable>()(
+  "AGENT_RUNTIME_UNAVAILABLE",
+  Message
+) {}
+export class AgentRuntimeNotReady extends Schema.TaggedError<AgentRuntimeNotReady>()(
+  "AGENT_RUNTIME_NOT_READY",
+  Message
+) {}
+export class AgentSessionNotResumable extends Schema.TaggedError<AgentSessionNotResumable>()(
+  "AGENT_SESSION_NOT_RESUMABLE",
+  Message
+) {}
+export class AgentTaskNotFound extends Schema.TaggedError<AgentTaskNotFound>()(
+  "AGENT_TASK_NOT_FOUND",
+  Message
+) {}
+export class AgentIdempotencyConflict extends Schema.TaggedError<AgentIdempotencyConflict>()(
+  "AGENT_IDEMPOTENCY_CONFLICT",
+  Message
+) {}
+export class AgentTaskExists extends Schema.TaggedError<AgentTaskExists>()("AGENT_TASK_EXISTS", Message) {}
+export class AgentTaskLimitReached extends Schema.TaggedError<AgentTaskLimitReached>()(
+  "AGENT_TASK_LIMIT_REACHED",
+  Message
+) {}
+export class LockPathUnsafe extends Schema.TaggedError<LockPathUnsafe>()("LOCK_PATH_UNSAFE", Message) {}
+export class BridgeSchedulingFailed extends Schema.TaggedError<BridgeSchedulingFailed>()(
+  "BRIDGE_SCHEDULING_FAILED",
+  Message
+) {}
+
+// ---- interactions
+export class RequestNotFound extends Schema.TaggedError<RequestNotFound>()("REQUEST_NOT_FOUND", Message) {}
+export class RequestAlreadyResolved extends Schema.TaggedError<RequestAlreadyResolved>()(
+  "REQUEST_ALREADY_RESOLVED",
+  Message
+) {}
+export class RequestStale extends Schema.TaggedError<RequestStale>()("REQUEST_STALE", Message) {}
+export class InvalidApprovalDecision extends Schema.TaggedError<InvalidApprovalDecision>()(
+  "INVALID_APPROVAL_DECISION",
+  Message
+) {}
+export class PermissionOutsidePolicy extends Schema.TaggedError<PermissionOutsidePolicy>()(
+  "PERMISSION_OUTSIDE_POLICY",
+  Message
+) {}
+export class InvalidQuestionAnswer extends Schema.TaggedError<InvalidQuestionAnswer>()(
+  "INVALID_QUESTION_ANSWER",
+  Message
+) {}
+export class AgentInteractionTooLarge extends Schema.TaggedError<AgentInteractionTooLarge>()(
+  "AGENT_INTERACTION_TOO_LARGE",
+  Message
+) {}
+export class RequestPending extends Schema.TaggedError<RequestPending>()("REQUEST_PENDING", Message) {}
+export class RequestExists extends Schema.TaggedError<RequestExists>()("REQUEST_EXISTS", Message) {}
+
+// ---- steering messages
+export class AgentMessageTooLarge extends Schema.TaggedError<AgentMessageTooLarge>()(
+  "AGENT_MESSAGE_TOO_LARGE",
+  Message
+) {}
+export class AgentTaskTerminal extends Schema.TaggedError<AgentTaskTerminal>()(
+  "AGENT_TASK_TERMINAL",
+  Message
+) {}
+export class AgentTaskNotActive extends Schema.TaggedError<AgentTaskNotActive>()(
+  "AGENT_TASK_NOT_ACTIVE",
+  Message
+) {}
+export class AgentProviderError extends Schema.TaggedError<AgentProviderError>()(
+  "AGENT_PROVIDER_ERROR",
+  Message
+) {}
+
+// ---- results
+export class AgentResultNotRetrievable extends Schema.TaggedError<AgentResultNotRetrievable>()(
+  "AGENT_RESULT_NOT_RETRIEVABLE",
+  Message
+) {}
+export class InvalidResultLimit extends Schema.TaggedError<InvalidResultLimit>()(
+  "INVALID_RESULT_LIMIT",
+  Message
+) {}
+export class InvalidResultOffset extends Schema.TaggedError<InvalidResultOffset>()(
+  "INVALID_RESULT_OFFSET",
+  Message
+) {}
+export class AgentResultStorageError extends Schema.TaggedError<AgentResultStorageError>()(
+  "AGENT_RESULT_STORAGE_ERROR",
+  Message
+) {}
+export class AgentResultTooLarge extends Schema.TaggedError<AgentResultTooLarge>()(
+  "AGENT_RESULT_TOO_LARGE",
+  Message
+) {}
+
+// ---- events
+export class InvalidLimit extends Schema.TaggedError<InvalidLimit>()("INVALID_LIMIT", Message) {}
+export class AgentEventTooLarge extends Schema.TaggedError<AgentEventTooLarge>()(
+  "AGENT_EVENT_TOO_LARGE",
+  Message
+) {}
+export class AgentEventLimitReached extends Schema.TaggedError<AgentEventLimitReached>()(
+  "AGENT_EVENT_LIMIT_REACHED",
+  Message
+) {}
+
+// ---- stored on tasks
+export class AgentTaskTimedOut extends Schema.TaggedError<AgentTaskTimedOut>()(
+  "AGENT_TASK_TIMED_OUT",
+  Message
+) {}
+export class AgentInteractionTimedOut extends Schema.TaggedError<AgentInteractionTimedOut>()(
+  "AGENT_INTERACTION_TIMED_OUT",
+  Message
+) {}
+export class AgentInteractionExpired extends Schema.TaggedError<AgentInteractionExpired>()(
+  "AGENT_INTERACTION_EXPIRED",
+  Message
+) {}
+export class BridgeShutdown extends Schema.TaggedError<BridgeShutdown>()("BRIDGE_SHUTDOWN", Message) {}
+export class BridgeRestarted extends Schema.TaggedError<BridgeRestarted>()("BRIDGE_RESTARTED", Message) {}
+export class AgentProviderInactive extends Schema.TaggedError<AgentProviderInactive>()(
+  "AGENT_PROVIDER_INACTIVE",
+  Message
+) {}
+export class AgentProviderDisconnected extends Schema.TaggedError<AgentProviderDisconnected>()(
+  "AGENT_PROVIDER_DISCONNECTED",
+  Message
+) {}
+
+// ---- task state
+export class InvalidTaskTransition extends Schema.TaggedError<InvalidTaskTransition>()(
+  "INVALID_TASK_TRANSITION",
+  Message
+) {}
+
+// ---- bridge startup
+export class SocketPathInUse extends Schema.TaggedError<SocketPathInUse>()("SOCKET_PATH_IN_USE", Message) {}
+export class SocketDirectoryUnsafe extends Schema.TaggedError<SocketDirectoryUnsafe>()(
+  "SOCKET_DIRECTORY_UNSAFE",
+  Message
+) {}
+export class StateDirectoryUnsafe extends Schema.TaggedError<StateDirectoryUnsafe>()(
+  "STATE_DIRECTORY_UNSAFE",
+  Message
+) {}
+
+// ---- MCP side of the RPC (tool-contracts §8)
+export class AgentBridgeUnavailable extends Schema.TaggedError<AgentBridgeUnavailable>()(
+  "AGENT_BRIDGE_UNAVAILABLE",
+  Message
+) {}
+export class AgentBridgeProtocolError extends Schema.TaggedError<AgentBridgeProtocolError>()(
+  "AGENT_BRIDGE_PROTOCOL_ERROR",
+  Message
+) {}
+export class AgentBridgeError extends Schema.TaggedError<AgentBridgeError>()("AGENT_BRIDGE_ERROR", Message) {}
+
+/** Every agent-plane error class, by code. */
+export const AGENT_ERRORS = {
+  INVALID_REQUEST: InvalidRequest,
+  PROTOCOL_VERSION_UNSUPPORTED: ProtocolVersionUnsupported,
+  METHOD_NOT_FOUND: MethodNotFound,
+  BRIDGE_PROTOCOL_ERROR: BridgeProtocolError,
+  PEER_NOT_AUTHORIZED: PeerNotAuthorized,
+  REQUEST_TOO_LARGE: RequestTooLarge,
+  RESPONSE_TOO_LARGE: ResponseTooLarge,
+  BRIDGE_CLOSED: BridgeClosed,
+  AGENT_PROMPT_TOO_LARGE: AgentPromptTooLarge,
+  AGENT_PROFILE_NOT_ALLOWED: AgentProfileNotAllowed,
+  INVALID_WORKDIR_PATH: InvalidWorkdirPath,
+  WORKDIR_PATH_NOT_FOUND: WorkdirPathNotFound,
+  AGENT_DISABLED: AgentDisabled,
+  AGENT_RUNTIME_NOT_ALLOWED: AgentRuntimeNotAllowed,
+  AGENT_RUNTIME_UNAVAILABLE: AgentRuntimeUnavailable,
+  AGENT_RUNTIME_NOT_READY: AgentRuntimeNotReady,
+  AGENT_SESSION_NOT_RESUMABLE: AgentSessionNotResumable,
+  AGENT_TASK_NOT_FOUND: AgentTaskNotFound,
+  AGENT_IDEMPOTENCY_CONFLICT: AgentIdempotencyConflict,
+  AGENT_TASK_EXISTS: AgentTaskExists,
+  AGENT_TASK_LIMIT_REACHED: AgentTaskLimitReached,
+  LOCK_PATH_UNSAFE: LockPathUnsafe,
+  BRIDGE_SCHEDULING_FAILED: BridgeSchedulingFailed,
+  REQUEST_NOT_FOUND: RequestNotFound,
+  REQUEST_ALREADY_RESOLVED: RequestAlreadyResolved,
+  REQUEST_STALE: RequestStale,
+  INVALID_APPROVAL_DECISION: InvalidApprovalDecision,
+  PERMISSION_OUTSIDE_POLICY: PermissionOutsidePolicy,
+  INVALID_QUESTION_ANSWER: InvalidQuestionAnswer,
+  AGENT_INTERACTION_TOO_LARGE: AgentInteractionTooLarge,
+  REQUEST_PENDING: RequestPending,
+  REQUEST_EXISTS: RequestExists,
+  AGENT_MESSAGE_TOO_LARGE: AgentMessageTooLarge,
+  AGENT_TASK_TERMINAL: AgentTaskTerminal,
+  AGENT_TASK_NOT_ACTIVE: AgentTaskNotActive,
+  AGENT_PROVIDER_ERROR: AgentProviderError,
+  AGENT_RESULT_NOT_RETRIEVABLE: AgentResultNotRetrievable,
+  INVALID_RESULT_LIMIT: InvalidResultLimit,
+  INVALID_RESULT_OFFSET: InvalidResultOffset,
+  AGENT_RESULT_STORAGE_ERROR: AgentResultStorageError,
+  AGENT_RESULT_TOO_LARGE: AgentResultTooLarge,
+  INVALID_LIMIT: InvalidLimit,
+  AGENT_EVENT_TOO_LARGE: AgentEventTooLarge,
+  AGENT_EVENT_LIMIT_REACHED: AgentEventLimitReached,
+  AGENT_TASK_TIMED_OUT: AgentTaskTimedOut,
+  AGENT_INTERACTION_TIMED_OUT: AgentInteractionTimedOut,
+  AGENT_INTERACTION_EXPIRED: AgentInteractionExpired,
+  BRIDGE_SHUTDOWN: BridgeShutdown,
+  BRIDGE_RESTARTED: BridgeRestarted,
+  AGENT_PROVIDER_INACTIVE: AgentProviderInactive,
+  AGENT_PROVIDER_DISCONNECTED: AgentProviderDisconnected,
+  INVALID_TASK_TRANSITION: InvalidTaskTransition,
+  SOCKET_PATH_IN_USE: SocketPathInUse,
+  SOCKET_DIRECTORY_UNSAFE: SocketDirectoryUnsafe,
+  STATE_DIRECTORY_UNSAFE: StateDirectoryUnsafe,
+  AGENT_BRIDGE_UNAVAILABLE: AgentBridgeUnavailable,
+  AGENT_BRIDGE_PROTOCOL_ERROR: AgentBridgeProtocolError,
+  AGENT_BRIDGE_ERROR: AgentBridgeError
+} as const
+
+export type AgentErrorCode = keyof typeof AGENT_ERRORS
+export const AgentErrorCode = Schema.Literal(...(Object.keys(AGENT_ERRORS) as Array<AgentErrorCode>))
+export type AgentError = InstanceType<(typeof AGENT_ERRORS)[AgentErrorCode]>
+
+/** Build the error of a code with its message. */
+export const agentError = (code: AgentErrorCode, message: string): AgentError =>
+  new AGENT_ERRORS[code]({ message })
+
+/** The wire form of any error on the agent plane: `{code, message}`. */
+export const AgentErrorBody = Schema.Struct({ code: Schema.String, message: Schema.String })
+export type AgentErrorBody = typeof AgentErrorBody.Type
+
+export const errorBody = (error: { readonly _tag: string; readonly message: string }): AgentErrorBody => ({
+  code: error._tag,
+  message: error.message
+})
