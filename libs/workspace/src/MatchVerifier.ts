@@ -1,4 +1,5 @@
 import * as fs from "node:fs"
+import { ResourceExhausted } from "@serverfs/domain"
 import { close, O } from "@serverfs/posix"
 import { openDirectorySync, WalkFailure } from "./DescriptorWalk.js"
 import { openRegularFileSync } from "./RegularFile.js"
@@ -58,11 +59,13 @@ const confirmFile = (
   try {
     parent = openDirectorySync(searchRoot, components.slice(0, -1), O.PATH, at)
   } catch (error) {
-    if (error instanceof WalkFailure) return []
-    throw error
+    // Running out of descriptors is the server's problem, not evidence against the match.
+    if (error instanceof WalkFailure && !(error.error instanceof ResourceExhausted)) return []
+    throw error instanceof WalkFailure ? error.error : error
   }
   try {
     const opened = openRegularFileSync(parent, components[components.length - 1]!, O.RDONLY, at)
+    if (opened instanceof ResourceExhausted) throw opened
     if (!("fd" in opened)) return []
     try {
       const wanted = new Set(matches.map((m) => m.line))
@@ -82,7 +85,10 @@ const confirmFile = (
   }
 }
 
-/** The subset of `matches` (relative to `searchRoot`) that the held tree confirms, in order. */
+/**
+ * The subset of `matches` (relative to `searchRoot`) that the held tree confirms, in order.
+ * @throws ResourceExhausted when a match cannot be checked for lack of descriptors
+ */
 export const confirmMatches = (
   searchRoot: number,
   matches: ReadonlyArray<RawMatch>

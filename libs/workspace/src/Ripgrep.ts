@@ -1,4 +1,4 @@
-import { spawn } from "node:child_process"
+import { type ChildProcess, spawn } from "node:child_process"
 import { rgPath } from "@vscode/ripgrep"
 import { Effect } from "effect"
 
@@ -33,6 +33,14 @@ export type RipgrepOutcome =
   | { readonly _tag: "stopped" }
   | { readonly _tag: "timeout" }
   | { readonly _tag: "failed" }
+  /** rg could not be started for lack of file descriptors (EMFILE/ENFILE). */
+  | { readonly _tag: "exhausted" }
+
+/** Why a child could not be started: out of descriptors, or anything else. */
+const spawnFailure = (error: unknown): RipgrepOutcome => {
+  const code = (error as { readonly code?: unknown } | undefined)?.code
+  return code === "EMFILE" || code === "ENFILE" ? { _tag: "exhausted" } : { _tag: "failed" }
+}
 
 /** Grace between SIGTERM and SIGKILL when the deadline passes. */
 const KILL_GRACE_MS = 2000
@@ -96,11 +104,18 @@ export const runRipgrep = (
   accept: (match: RawMatch) => boolean
 ): Effect.Effect<RipgrepOutcome> =>
   Effect.async<RipgrepOutcome>((resume) => {
-    const child = spawn(rgPath, [...ripgrepArgs(options)], {
-      cwd: `/proc/self/fd/${options.cwdFd}`,
-      env: {},
-      stdio: ["ignore", "pipe", "ignore"]
-    })
+    let child: ChildProcess
+    try {
+      child = spawn(rgPath, [...ripgrepArgs(options)], {
+        cwd: `/proc/self/fd/${options.cwdFd}`,
+        env: {},
+        stdio: ["ignore", "pipe", "ignore"]
+      })
+    } catch (error) {
+      resume(Effect.succeed(spawnFailure(error)))
+      return
+    }
+    let finished = false
     let stopped = false
     let timedOut = false
     let sawSummary = false
@@ -123,18 +138,22 @@ export const runRipgrep = (
       if (record === "summary") sawSummary = true
       else if (record !== undefined && !accept(record)) stop()
     }
-    child.stdout.setEncoding("utf8")
-    child.stdout.on("data", (chunk: string) => {
-      const lines = (pending + chunk).split("\n")
-      pending = lines.pop() ?? ""
-      for (const line of lines) onLine(line)
-    })
     const finish = (outcome: RipgrepOutcome) => {
+      if (finished) return
+      finished = true
       clearTimeout(deadline)
       if (killTimer !== undefined) clearTimeout(killTimer)
       resume(Effect.succeed(outcome))
     }
-    child.on("error", () => finish({ _tag: "failed" }))
+    // Listen for "error" first: a spawn that fails (EMFILE while creating its pipes) reports it
+    // as an event, and leaves no stdout; an unlistened "error" event would crash the process.
+    child.on("error", (error) => finish(spawnFailure(error)))
+    child.stdout?.setEncoding("utf8")
+    child.stdout?.on("data", (chunk: string) => {
+      const lines = (pending + chunk).split("\n")
+      pending = lines.pop() ?? ""
+      for (const line of lines) onLine(line)
+    })
     child.on("close", (code) => {
       if (!stopped) onLine(pending)
       if (timedOut) return finish({ _tag: "timeout" })

@@ -48,7 +48,10 @@ export class TreeWalk {
   /** The frame whose entries have not been read yet (set right after a directory is opened). */
   private pendingScan: Frame | undefined
 
-  /** Advance by up to `budget` directories. @throws ResourceExhausted */
+  /**
+   * Advance by up to `budget` directories.
+   * @throws ResourceExhausted; or the error that made the walk's root unreadable
+   */
   step(visitor: WalkVisitor, budget: number): void {
     for (let n = 0; n < budget && !this.done; n++) {
       if (this.pendingScan !== undefined) {
@@ -69,7 +72,10 @@ export class TreeWalk {
       listing = readdir(frame.fd)
     } catch (error) {
       this.exhausted(error)
-      return true // an unreadable directory contributes nothing
+      // The root is what the caller asked for: its failure is reported (ACCESS_DENIED), never
+      // an empty result. An unreadable directory below it contributes nothing.
+      if (frame === this.stack[0]) throw error
+      return true
     }
     const order = listing.names.map((_, i) => i)
     order.sort((a, b) => compareCodePoints(listing.names[a]!, listing.names[b]!))

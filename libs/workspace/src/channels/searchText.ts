@@ -1,13 +1,14 @@
 import {
   InvalidArgument,
   type ReadError,
+  ResourceExhausted,
   SearchFailed,
   type SearchTextInput,
   type SearchTextOutput,
   SearchTimeout
 } from "@serverfs/domain"
 import { RESERVED_RG_EXCLUDES } from "@serverfs/policy"
-import { O } from "@serverfs/posix"
+import { close, O, openat } from "@serverfs/posix"
 import { Effect } from "effect"
 import { type ChannelContext, resolve } from "../ChannelContext.js"
 import { openDirectory } from "../DescriptorWalk.js"
@@ -48,6 +49,12 @@ export const searchText = (
       const limit = Math.min(input.limit, context.settings.maxSearchResults)
       const root = context.rootOf(resolved.workdir)
       const fd = yield* openDirectory(root, resolved.components, O.PATH, at)
+      // rg must be able to enter and list the root; otherwise say why (ACCESS_DENIED) instead of
+      // answering with an empty result or a failed search.
+      yield* Effect.try({
+        try: () => close(openat(fd, ".", O.RDONLY | O.DIRECTORY)),
+        catch: (e) => toWalkError(e, at)
+      })
       const policy = resolved.workdir.policy
       // Matches are confirmed through the descriptor walk in batches while rg runs, and only
       // confirmed ones count towards the limit: a match the walk refuses (a raced directory, a
@@ -89,8 +96,11 @@ export const searchText = (
         return yield* new SearchTimeout({ ...at, seconds: context.settings.searchTimeoutSeconds })
       }
       if (outcome._tag === "failed") return yield* new SearchFailed()
-      if (confirmError !== undefined) return yield* toWalkError(confirmError, at)
-      yield* Effect.try({ try: settle, catch: (e) => toWalkError(e, at) })
+      if (outcome._tag === "exhausted") return yield* new ResourceExhausted(at)
+      const confirmFailure = (e: unknown) =>
+        e instanceof ResourceExhausted ? new ResourceExhausted(at) : toWalkError(e, at)
+      if (confirmError !== undefined) return yield* confirmFailure(confirmError)
+      yield* Effect.try({ try: settle, catch: confirmFailure })
       const matches = confirmed.slice(0, limit).map((m) => ({
         path: resolved.relative === "" ? m.path : `${resolved.relative}/${m.path}`,
         line: m.line,
