@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process"
+import { DenyPolicy } from "@serverfs/policy"
 import { rgPath } from "@vscode/ripgrep"
 
 /**
@@ -6,16 +7,22 @@ import { rgPath } from "@vscode/ripgrep"
  * argv, empty environment, stdout piped into this process), with the cheapest consumer that can
  * still stop it: split lines, count `"type":"match"` records, nothing parsed.
  */
-export const SEARCH_EXCLUDES = ["!.git", "!.hg", "!.svn", "!.serverfs-tmp-*", "!.serverfs-disabled*"]
+export const SEARCH_EXCLUDES = [
+  "!.git",
+  "!.hg",
+  "!.svn",
+  "!.serverfs-tmp-*",
+  "!.serverfs-disabled*",
+  // The built-in deny rules, which search_text passes to rg as excludes with the default policy.
+  ...DenyPolicy.make({ allowHidden: false, disableDefaultDeny: false, extraDenyGlobs: [] }).ripgrepExcludes()
+]
 
 export const searchArgs = (query: string): string[] => [
   "--no-config",
   "--json",
   "--no-messages",
   "--fixed-strings",
-  "--no-ignore-parent",
-  "--no-ignore-global",
-  "--no-require-git",
+  "--no-ignore",
   "--max-filesize",
   "52428800",
   ...SEARCH_EXCLUDES.flatMap((glob) => ["--glob", glob]),

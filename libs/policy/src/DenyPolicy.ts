@@ -26,6 +26,16 @@ const DEFAULT_DENIED_COMPONENTS = new Set([".ssh", ".aws", ".gnupg", ".kube"])
 const DEFAULT_DENIED_NAMES = new Set([".env", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"])
 const DEFAULT_DENIED_GLOBS = [".env", ".env.*", "*.env", "*.pem", "*.key"].map(matcher)
 
+/** The built-in rules as plain name globs (the same rules, for ripgrep). */
+const DEFAULT_DENY_NAME_GLOBS = [
+  ...DEFAULT_DENIED_COMPONENTS,
+  ...DEFAULT_DENIED_NAMES,
+  ".env.*",
+  "*.env",
+  "*.pem",
+  "*.key"
+]
+
 const isDefaultDenied = (name: string): boolean =>
   DEFAULT_DENIED_COMPONENTS.has(name) ||
   DEFAULT_DENIED_NAMES.has(name) ||
@@ -44,6 +54,8 @@ const isDefaultDenied = (name: string): boolean =>
 interface ExtraRule {
   readonly onName: boolean
   readonly test: (text: string) => boolean
+  /** The name glob itself, for ripgrep excludes (only set for name rules). */
+  readonly nameGlob?: string
 }
 
 const compileExtra = (glob: string): ExtraRule => {
@@ -51,7 +63,7 @@ const compileExtra = (glob: string): ExtraRule => {
   let body = glob.replace(/^(\.\/|\/)+/, "")
   if (body.endsWith("/**")) body = body.slice(0, -3)
   body = body.replace(/\/+$/, "")
-  if (!anchored && !body.includes("/")) return { onName: true, test: matcher(body) }
+  if (!anchored && !body.includes("/")) return { onName: true, test: matcher(body), nameGlob: body }
   const full = matcher(body)
   if (!body.startsWith("**/")) return { onName: false, test: full }
   const rootLevel = matcher(body.slice(3))
@@ -96,6 +108,20 @@ export class DenyPolicy {
     if (isReservedName(name)) return "reserved"
     if (!this.settings.allowHidden && name.startsWith(".")) return "hidden"
     return this.deniedAt(parent === "" ? name : `${parent}/${name}`, name) ? "denied" : "allowed"
+  }
+
+  /**
+   * The deny rules as ripgrep exclude globs, so search never even reads a denied file. Only
+   * name rules whose glob means the same to ripgrep and to fnmatch are passed (no escapes,
+   * classes or braces); the rest are enforced by the per-result policy check alone. ripgrep
+   * prunes an excluded directory's subtree, exactly like the ancestor rule here.
+   */
+  ripgrepExcludes(): ReadonlyArray<string> {
+    const names = this.settings.disableDefaultDeny ? [] : [...DEFAULT_DENY_NAME_GLOBS]
+    for (const rule of this.extras) {
+      if (rule.nameGlob !== undefined && !/[\\[\]{}!]/.test(rule.nameGlob)) names.push(rule.nameGlob)
+    }
+    return names.map((glob) => `!${glob}`)
   }
 
   /** Number of extra rules, for the startup log (glob text is never logged). */

@@ -420,3 +420,39 @@ describe("DenyPolicy: walk/direct consistency", () => {
     expect([...verdicts].sort()).toEqual(["allowed", "denied", "hidden", "reserved"])
   })
 })
+
+describe("DenyPolicy.ripgrepExcludes", () => {
+  it("passes the built-in rules and plain name globs, never a glob ripgrep would read differently", () => {
+    const p = DenyPolicy.make({
+      allowHidden: false,
+      disableDefaultDeny: false,
+      extraDenyGlobs: ["*.log", "internal/**", "logs/", "a\\b", "[x]y", "{a,b}", "docs/secret.md", "/top.txt"]
+    })
+    const excludes = p.ripgrepExcludes()
+    for (const glob of [
+      "!.ssh",
+      "!.aws",
+      "!.gnupg",
+      "!.kube",
+      "!.env",
+      "!id_rsa",
+      "!*.pem",
+      "!*.key",
+      "!*.env",
+      "!.env.*"
+    ]) {
+      expect(excludes).toContain(glob)
+    }
+    expect(excludes).toContain("!*.log")
+    expect(excludes).toContain("!internal")
+    expect(excludes).toContain("!logs")
+    for (const glob of ["!a\\b", "![x]y", "!{a,b}", "!docs/secret.md", "!top.txt", "!/top.txt"]) {
+      expect(excludes).not.toContain(glob)
+    }
+  })
+
+  it("releasing the built-in rules releases their excludes too", () => {
+    const p = DenyPolicy.make({ allowHidden: true, disableDefaultDeny: true, extraDenyGlobs: [] })
+    expect(p.ripgrepExcludes()).toEqual([])
+  })
+})

@@ -50,10 +50,9 @@ export const ripgrepArgs = (options: RipgrepOptions): ReadonlyArray<string> => [
   "--json",
   "--no-messages",
   "--fixed-strings",
-  // Ignore files are honoured only from inside the workdir, identically whatever lies above it.
-  "--no-ignore-parent",
-  "--no-ignore-global",
-  "--no-require-git",
+  // No ignore files at all (.gitignore, .ignore, .rgignore, global ones): search sees exactly what
+  // find_files and list_directory see, whatever directory it starts from.
+  "--no-ignore",
   ...(options.hidden ? ["--hidden"] : []),
   "--max-filesize",
   String(options.maxFileBytes),

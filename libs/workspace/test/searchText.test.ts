@@ -32,7 +32,7 @@ beforeAll(async () => {
   base = makeBase("serverfs-ws-search-")
   root = path.join(base, "wd")
   fs.mkdirSync(root)
-  // Ignore files ABOVE the workdir must have no effect.
+  // Ignore files (here above the workdir, and inside it under ignores/) have no effect at all.
   fs.writeFileSync(path.join(base, ".gitignore"), "*.md\ntop.txt\n")
   fs.writeFileSync(path.join(base, ".ignore"), "*.txt\n")
   fs.writeFileSync(path.join(base, ".rgignore"), "*\n")
@@ -128,11 +128,13 @@ beforeAll(async () => {
     internal: { dir: { "secret.txt": "DENYHIT\n" } },
     "x.secret": "DENYHIT\n",
     "keys.pem": "DENYHIT\n",
-    flood: { dir: { "flood.deny": "FLOOD\n".repeat(200_000), "ok.txt": "FLOOD ok\n" } },
+    // Denied by a path glob, which ripgrep cannot be told about (only name globs are passed to it
+    // as excludes), so rg reads it and every match is refused by the per-result policy check.
+    flood: { dir: { "flood.txt": "FLOOD\n".repeat(200_000), "ok.txt": "FLOOD ok\n" } },
     "file.txt": "FILEHIT\n"
   })
   writeRawName(path.join(root, "names"), Buffer.from([0x6e, 0xff, 0x2e, 0x74, 0x78, 0x74]), "NAMEHIT bad\n")
-  vars = workdirVars(root, { SERVERFS_EXTRA_DENY_GLOBS: "internal/**,*.secret,*.deny" })
+  vars = workdirVars(root, { SERVERFS_EXTRA_DENY_GLOBS: "internal/**,*.secret,*.deny,flood/flood.txt" })
   hiddenVars = { ...vars, WORKDIR_01_ALLOW_HIDDEN: "true" }
 })
 
@@ -319,6 +321,18 @@ describe("what is never searched", () => {
       )
     )
   )
+  it.effect("denied names are passed to ripgrep as excludes, so it never reads them", () =>
+    withChannels({ ...vars, SERVERFS_SEARCH_TIMEOUT_SECONDS: "0.5" }, (a) =>
+      // A flood in a name-denied file would exceed the deadline if rg read it.
+      Effect.sync(() =>
+        fs.writeFileSync(path.join(root, "flood", "big.deny"), "FLOOD\n".repeat(200_000))
+      ).pipe(
+        Effect.zipRight(a.search("wd", "FLOOD", "flood", { glob: "*.deny" })),
+        Effect.map((r) => expect(r.matches).toEqual([])),
+        Effect.ensuring(Effect.sync(() => fs.rmSync(path.join(root, "flood", "big.deny"))))
+      )
+    )
+  )
   it.effect("denied files and subtrees never appear in results", () =>
     withChannels(vars, (a) =>
       Effect.map(a.search("wd", "DENYHIT"), (r) => {
@@ -328,21 +342,41 @@ describe("what is never searched", () => {
   )
 })
 
-describe("ignore files: honoured only from inside the workdir", () => {
-  it.effect(".gitignore and .ignore inside the workdir apply (no git repository needed)", () =>
+describe("ignore files never hide anything", () => {
+  it.effect(".gitignore and .ignore files are not honoured: search sees what find_files sees", () =>
     withChannels(vars, (a) =>
-      Effect.map(a.search("wd", "IGNHIT", "ignores"), (r) => {
-        expect(r.matches).toEqual([{ path: "ignores/kept.txt", line: 1, text: "IGNHIT kept" }])
+      Effect.gen(function* () {
+        const r = yield* a.search("wd", "IGNHIT", "ignores")
+        expect(pathsOf(r.matches)).toEqual([
+          "ignores/ignored-by-git.txt",
+          "ignores/ignored-by-ignore.txt",
+          "ignores/kept.txt"
+        ])
       })
     )
   )
-  it.effect("ignore files in the directories above the workdir have no effect", () =>
+  it.effect("results do not depend on the directory a search starts from", () =>
     withChannels(vars, (a) =>
       Effect.gen(function* () {
+        const fromRoot = (yield* a.search("wd", "IGNHIT")).matches.filter((m) =>
+          m.path.startsWith("ignores/")
+        )
+        const fromDir = (yield* a.search("wd", "IGNHIT", "ignores")).matches
+        expect(sorted(fromDir)).toEqual(sorted(fromRoot))
         expect((yield* a.search("wd", "TOPHIT")).matches).toEqual([
           { path: "top.txt", line: 1, text: "TOPHIT" }
         ])
-        expect(pathsOf((yield* a.search("wd", "GLOBHIT", "glob", { glob: "*.md" })).matches)).toHaveLength(7)
+      })
+    )
+  )
+})
+
+describe("VCS directories as the search root", () => {
+  it.effect("searching inside .git with hidden paths allowed finds nothing", () =>
+    withChannels(hiddenVars, (a) =>
+      Effect.gen(function* () {
+        expect((yield* a.search("wd", "VCSHIT", "vcs/.git")).matches).toEqual([])
+        expect((yield* a.search("wd", "VCSHIT", "vcs/nested/.git")).matches).toEqual([])
       })
     )
   )
@@ -422,8 +456,8 @@ describe("errors", () => {
   it.effect(
     "a search that cannot finish in SERVERFS_SEARCH_TIMEOUT_SECONDS → SEARCH_TIMEOUT naming wd:path and the deadline",
     () =>
-      // 200 000 matching lines, all in a denied file: rg must print (≈50 MB of JSON) and we must
-      // parse and reject each one, which takes seconds, far beyond 0.05 s.
+      // 200 000 matching lines, all in a file denied by a path glob: rg must print (≈50 MB of
+      // JSON) and we must parse and reject each one, which takes seconds, far beyond 0.05 s.
       withChannels({ ...vars, SERVERFS_SEARCH_TIMEOUT_SECONDS: "0.05" }, (a) =>
         expectCode(
           a.search("wd", "FLOOD", "flood"),

@@ -58,7 +58,7 @@ export const readTools = (channels: ReadChannels, settings: GlobalSettings): Rea
     name: "search_text",
     title: "Search text",
     description:
-      "Search file contents for a literal string (not a regular expression) below a directory, optionally filtered by a ripgrep glob relative to that directory (e.g. *.md, docs/**). Returns matching lines with 1-based line numbers. Binary files, files over the size limit and files excluded by .gitignore/.ignore files inside the workdir are skipped.",
+      "Search file contents for a literal string (not a regular expression) below a directory, optionally filtered by a ripgrep glob relative to that directory (e.g. *.md, docs/**). Returns matching lines with 1-based line numbers. Binary files, files over the size limit, hidden and denied files are skipped; .gitignore files are not honoured.",
     annotations: READ_ANNOTATIONS,
     input: makeSearchTextInput(Math.min(settings.defaultSearchResults, settings.maxSearchResults)),
     output: SearchTextOutput,

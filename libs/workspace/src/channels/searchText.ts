@@ -17,7 +17,8 @@ import { toWalkError } from "../OsError.js"
 import { type RawMatch, runRipgrep } from "../Ripgrep.js"
 
 /** Version-control directories are never searched, even with hidden paths allowed. */
-const VCS_EXCLUDES = ["!.git", "!.hg", "!.svn"]
+const VCS_NAMES = new Set([".git", ".hg", ".svn"])
+const VCS_EXCLUDES = [...VCS_NAMES].map((name) => `!${name}`)
 
 /**
  * Once confirmed matches are close to the limit, refused matches are re-confirmed in batches of
@@ -47,6 +48,9 @@ export const searchText = (
       const resolved = yield* resolve(context, input.workdir, input.path)
       const at = { workdir: input.workdir, path: input.path }
       const limit = Math.min(input.limit, context.settings.maxSearchResults)
+      // Inside a VCS directory there is nothing to search (rg's excludes only apply below its root).
+      if (resolved.components.some((c) => VCS_NAMES.has(c)))
+        return { matches: [], returned: 0, truncated: false }
       const root = context.rootOf(resolved.workdir)
       const fd = yield* openDirectory(root, resolved.components, O.PATH, at)
       // rg must be able to enter and list the root; otherwise say why (ACCESS_DENIED) instead of
@@ -74,7 +78,7 @@ export const searchText = (
           glob: input.glob,
           hidden: policy.settings.allowHidden,
           maxFileBytes: context.settings.searchMaxFileBytes,
-          excludes: [...VCS_EXCLUDES, ...RESERVED_RG_EXCLUDES],
+          excludes: [...VCS_EXCLUDES, ...RESERVED_RG_EXCLUDES, ...policy.ripgrepExcludes()],
           timeoutSeconds: context.settings.searchTimeoutSeconds
         },
         (match) => {
