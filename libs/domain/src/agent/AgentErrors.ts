@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { Data, Schema } from "effect"
 
 /**
  * Errors of the agent plane (bridge-internals §4, spec v0.3 §25, v0.7), one TaggedError per
@@ -290,3 +290,18 @@ export const errorBody = (error: { readonly _tag: string; readonly message: stri
   code: error._tag,
   message: error.message
 })
+
+/**
+ * A bridge error whose code this process has no class for — a filesystem-plane code the bridge
+ * shares (WORKDIR_BUSY, WORKDIR_RECOVERY_REQUIRED, WORKDIR_NOT_FOUND) or a newer bridge's code.
+ * It keeps the code and message exactly as the bridge sent them: clients render `CODE: message`
+ * verbatim (tool-contracts §8).
+ */
+export class RelayedBridgeError extends Data.Error<{ readonly code: string; readonly message: string }> {
+  get _tag(): string {
+    return this.code
+  }
+}
+
+/** What a bridge call can fail with on the client side. */
+export type BridgeCallError = AgentError | RelayedBridgeError

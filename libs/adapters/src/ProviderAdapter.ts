@@ -1,0 +1,96 @@
+import type {
+  AgentError,
+  ApprovalPayload,
+  ApprovalResolution,
+  InFlightRecovery,
+  Profile,
+  QuestionPayload,
+  QuestionResolution,
+  RuntimeInfo,
+  RuntimeName
+} from "@serverfs/domain"
+import { Data, type Effect } from "effect"
+
+/**
+ * The port every provider runtime implements (spec v0.3 §29, bridge-internals §7/§10). The bridge
+ * core owns task state, persistence and the human interactions; an adapter only drives one
+ * provider turn and reports through its `TurnSink`. Provider-native ids and protocol objects
+ * never leave the adapter except as the opaque ids the sink persists privately.
+ *
+ * Mapping of the port's operations: start = `run` without `resume`; continue = `run` with the
+ * recorded native session; respond to approval / answer question = the value the sink's
+ * `requestApproval` / `requestQuestion` effect returns to the adapter; steer, cancel, reconcile
+ * and close are methods.
+ */
+
+/** What a turn starts from. `cwd` and `workdirRoot` are host paths: adapter-private. */
+export interface TurnRequest {
+  readonly taskId: string
+  readonly cwd: string
+  readonly workdirRoot: string
+  readonly prompt: string
+  readonly profile: Profile
+  readonly model: string | null
+  /** The native session of the task this one continues (continue_from_task_id), if any. */
+  readonly resume: { readonly sessionId: string } | null
+}
+
+/** Why a pending interaction ended without an answer. */
+export class InteractionEnded extends Data.TaggedError("InteractionEnded")<{
+  readonly reason: "stale" | "expired" | "cancelled"
+}> {}
+
+/**
+ * The adapter's only channel back into the bridge. Every effect here is durable before it
+ * returns: an interaction is persisted (and the task shows as waiting) before the human can see
+ * it, and its answer comes back only after the compare-and-set resolution committed.
+ */
+export interface TurnSink {
+  /** A normalized event (already free of host paths, or redacted by the sink). */
+  readonly event: (eventType: string, payload: Record<string, unknown>) => Effect.Effect<void>
+  /** Record the native session / turn ids (private; never shown to clients). */
+  readonly nativeIds: (ids: { readonly sessionId?: string; readonly turnId?: string }) => Effect.Effect<void>
+  /**
+   * Relay an approval to the human and wait for the decision. Interrupting this effect (the
+   * provider withdrew its request) marks the ServerFS request stale.
+   */
+  readonly requestApproval: (payload: ApprovalPayload) => Effect.Effect<ApprovalResolution, InteractionEnded>
+  readonly requestQuestion: (payload: QuestionPayload) => Effect.Effect<QuestionResolution, InteractionEnded>
+}
+
+export interface TurnOutcome {
+  /** The final response text (redacted by the bridge before it is stored). */
+  readonly finalText: string
+}
+
+/** Provider-aware reconciliation after a restart (bridge-internals §10). */
+export type ReconcileStatus = "REATTACHED" | "SESSION_RESUMABLE" | "NOT_RECOVERABLE" | "UNKNOWN"
+
+export interface ReconcileResult {
+  readonly status: ReconcileStatus
+  /** true: the old provider run may still be acting; false: proven stopped; null: unknown. */
+  readonly providerActive: boolean | null
+  readonly detail: string
+}
+
+export interface RecordedTurn {
+  readonly taskId: string
+  readonly sessionId: string | null
+  readonly turnId: string | null
+}
+
+export interface ProviderAdapter {
+  readonly name: RuntimeName
+  readonly inFlightRecovery: InFlightRecovery
+  /** Availability and capabilities, without starting anything. */
+  readonly probe: () => Effect.Effect<RuntimeInfo>
+  /** Drive one turn to its end. Interruption stops the turn (best effort, bounded by the caller). */
+  readonly run: (request: TurnRequest, sink: TurnSink) => Effect.Effect<TurnOutcome, AgentError>
+  /** Steer the task's active turn: AGENT_TASK_NOT_ACTIVE without one, AGENT_PROVIDER_ERROR if unsupported. */
+  readonly steer: (taskId: string, message: string) => Effect.Effect<void, AgentError>
+  /** Ask the provider to stop the task's turn (repeat-safe; failures are the caller's to ignore). */
+  readonly cancel: (taskId: string) => Effect.Effect<void, AgentError>
+  /** After a restart: is the recorded turn still live, resumable, or proven stopped? */
+  readonly reconcile: (turn: RecordedTurn) => Effect.Effect<ReconcileResult>
+  readonly close: () => Effect.Effect<void>
+}

@@ -1,0 +1,199 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+import {
+  AgentProviderError,
+  AgentTaskNotActive,
+  type ApprovalPayload,
+  type QuestionPayload
+} from "@serverfs/domain"
+import { Effect, Queue } from "effect"
+import type { ProviderAdapter, TurnRequest, TurnSink } from "../ProviderAdapter.js"
+import { largeText, parseScript, type ScriptedCommand } from "./ScriptedCommand.js"
+
+/**
+ * The scripted runtime (`fake`): a deterministic stand-in for a provider, for the tests and the
+ * demo. It runs inside the bridge process, so a bridge crash provably stops it — which is what
+ * its reconcile reports (unless a prompt asked it to pretend otherwise with `survive:`). It is
+ * enabled only by explicit bridge configuration and shown to MCP clients only where an
+ * administrator allowlists `fake`; it is never a default.
+ */
+const SURVIVOR = "-survivor"
+const VERSION = "scripted-1"
+
+interface ActiveTurn {
+  readonly steering: Queue.Queue<string>
+}
+
+const commandApproval = (command: string): ApprovalPayload => ({
+  category: "command",
+  title: "Run a command",
+  command_display: command,
+  available_decisions: ["approve_once", "approve_session", "deny", "cancel_task"]
+})
+
+const permissionApproval = (ids: ReadonlyArray<string>): ApprovalPayload => ({
+  category: "provider_permission",
+  title: "Grant permissions",
+  available_decisions: ["approve_once", "approve_session", "deny", "cancel_task"],
+  requested_permissions: ids.map((id) => ({ permission_id: id, kind: "scripted", details: { id } }))
+})
+
+const question = (prompt: string, multi: boolean): QuestionPayload => ({
+  questions: [
+    {
+      question_id: "q1",
+      prompt,
+      options: [
+        { option_id: "a", label: "Option A" },
+        { option_id: "b", label: "Option B", description: "the other one" }
+      ],
+      multi_select: multi,
+      allow_free_text: true
+    }
+  ]
+})
+
+const providerError = (message: string) => new AgentProviderError({ message })
+
+/** A file the script writes, confined to the turn's cwd by plain path checks (test runtime only). */
+const writeInside = (
+  cwd: string,
+  relative: string,
+  content: string
+): Effect.Effect<void, AgentProviderError> =>
+  Effect.try({
+    try: () => {
+      if (
+        relative === "" ||
+        relative.startsWith("/") ||
+        relative.split("/").some((s) => s === ".." || s === ".")
+      ) {
+        throw new Error("outside")
+      }
+      fs.writeFileSync(path.join(cwd, relative), content, { flag: "w" })
+    },
+    catch: () => providerError("scripted write refused")
+  })
+
+export const makeScriptedAdapter = (): Effect.Effect<ProviderAdapter> =>
+  Effect.sync(() => {
+    const active = new Map<string, ActiveTurn>()
+
+    const step = (command: ScriptedCommand, request: TurnRequest, sink: TurnSink, turn: ActiveTurn) =>
+      Effect.gen(function* () {
+        switch (command._tag) {
+          case "complete":
+            return command.text
+          case "say":
+            yield* sink.event("agent.message", { text: command.text })
+            return undefined
+          case "events":
+            for (let i = 1; i <= command.count; i++)
+              yield* sink.event("agent.message", { text: `message ${i}` })
+            return undefined
+          case "approval": {
+            const answer = yield* sink.requestApproval(commandApproval(command.command))
+            // cancel_task: the bridge cancels the task; a real provider stops when told to.
+            if (answer.decision === "cancel_task") return yield* Effect.never
+            return `approval=${answer.decision}`
+          }
+          case "permission": {
+            const answer = yield* sink.requestApproval(permissionApproval(command.ids))
+            if (answer.decision === "cancel_task") return yield* Effect.never
+            return `permission=${answer.decision} granted=${answer.granted_permission_ids.join(",")}`
+          }
+          case "question": {
+            const answer = yield* sink.requestQuestion(question(command.prompt, command.multi))
+            return JSON.stringify(answer)
+          }
+          case "steer":
+            return `steered=${yield* Queue.take(turn.steering)}`
+          case "wait":
+            return yield* Effect.never
+          case "sleep":
+            yield* Effect.sleep(command.ms)
+            return undefined
+          case "large":
+            return largeText(command.bytes)
+          case "fail":
+            return yield* providerError(command.message === "" ? "scripted failure" : command.message)
+          case "write":
+            yield* writeInside(request.cwd, command.path, command.content)
+            yield* sink.event("file_change.started", { path: command.path })
+            return undefined
+          case "survive":
+            return undefined
+        }
+      }).pipe(
+        Effect.catchTag("InteractionEnded", (ended) =>
+          Effect.fail(providerError(`interaction ${ended.reason}`))
+        )
+      )
+
+    const adapter: ProviderAdapter = {
+      name: "fake",
+      inFlightRecovery: "none",
+      probe: () =>
+        Effect.succeed({
+          name: "fake",
+          available: true,
+          version: VERSION,
+          persistent_session: true,
+          live_steer: true,
+          interactive_approval: true,
+          interactive_question: true,
+          in_flight_recovery: "none"
+        }),
+      run: (request, sink) =>
+        Effect.gen(function* () {
+          const commands = parseScript(request.prompt)
+          const survive = commands?.some((c) => c._tag === "survive") ?? false
+          const sessionId =
+            request.resume?.sessionId ?? `fake-session-${request.taskId}${survive ? SURVIVOR : ""}`
+          yield* sink.nativeIds({ sessionId, turnId: `fake-turn-${request.taskId}` })
+          yield* sink.event("turn.started", request.resume === null ? {} : { continued: true })
+          if (commands === undefined) return { finalText: `echo: ${request.prompt}` }
+          const turn: ActiveTurn = { steering: yield* Queue.unbounded<string>() }
+          active.set(request.taskId, turn)
+          let finalText = ""
+          for (const command of commands) {
+            const produced = yield* step(command, request, sink, turn)
+            if (produced !== undefined) finalText = produced
+          }
+          return { finalText }
+        }).pipe(Effect.ensuring(Effect.sync(() => active.delete(request.taskId)))),
+      steer: (taskId, message) =>
+        Effect.suspend(() => {
+          const turn = active.get(taskId)
+          return turn === undefined
+            ? Effect.fail(new AgentTaskNotActive({ message: "the task has no active turn" }))
+            : Queue.offer(turn.steering, message).pipe(Effect.asVoid)
+        }),
+      // The bridge interrupts the turn's fiber; the scripted runtime has nothing else to stop.
+      cancel: () => Effect.void,
+      reconcile: (turn) =>
+        Effect.sync(() => {
+          if (active.has(turn.taskId)) {
+            return {
+              status: "UNKNOWN",
+              providerActive: true,
+              detail: "the turn is still running in this process"
+            }
+          }
+          if (turn.sessionId?.endsWith(SURVIVOR) === true) {
+            return {
+              status: "UNKNOWN",
+              providerActive: null,
+              detail: "the script asked to be treated as unprovable"
+            }
+          }
+          return {
+            status: turn.sessionId === null ? "NOT_RECOVERABLE" : "SESSION_RESUMABLE",
+            providerActive: false,
+            detail: "the scripted runtime ran inside the previous bridge process"
+          }
+        }),
+      close: () => Effect.void
+    }
+    return adapter
+  })

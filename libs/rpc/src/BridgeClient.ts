@@ -1,0 +1,136 @@
+import * as net from "node:net"
+import {
+  AgentBridgeProtocolError,
+  AgentBridgeUnavailable,
+  type AgentError,
+  type BridgeCallError,
+  type BridgeMethod,
+  MAX_FRAME_BYTES,
+  type MethodParams,
+  type MethodResult,
+  PROTOCOL_VERSION
+} from "@serverfs/domain"
+import { Context, Duration, Effect, Layer, Schema } from "effect"
+import { LineBuffer } from "./LineBuffer.js"
+import { methodSchemas } from "./MethodSchemas.js"
+import { newRequestId } from "./RequestId.js"
+import { decodeResponse, PROTOCOL_FAILURE } from "./ResponseDecoder.js"
+import { stringifyJson } from "./StrictJson.js"
+
+/**
+ * The MCP side of the bridge RPC (bridge-internals §1.4, tool-contracts §8): one new
+ * connection per call, one request line `{protocol_version:1, request_id:"mcp_<24 hex>",
+ * method, params}`, one response line.
+ *
+ * - Params are encoded with the method's schema (unknown keys refused); a request line over
+ *   1 MiB is refused locally, before connecting: AGENT_BRIDGE_PROTOCOL_ERROR.
+ * - Connect errors, a reset, EOF before a whole line, or the timeout (which covers connect,
+ *   write and read together): AGENT_BRIDGE_UNAVAILABLE "Agent Bridge is unavailable".
+ * - A response line over 1 MiB stops the read: AGENT_BRIDGE_PROTOCOL_ERROR. Malformed
+ *   responses: see `decodeResponse`.
+ * - Interruption (the timeout included) destroys the socket.
+ */
+export interface BridgeClientOptions {
+  readonly socketPath: string
+  readonly timeoutSeconds: number
+}
+
+export interface BridgeClientService {
+  readonly call: <M extends BridgeMethod>(
+    method: M,
+    params: MethodParams<M>
+  ) => Effect.Effect<MethodResult<M>, BridgeCallError>
+}
+
+export const UNAVAILABLE = "Agent Bridge is unavailable"
+
+const unavailable = (): AgentError => new AgentBridgeUnavailable({ message: UNAVAILABLE })
+const protocolFailure = (): AgentError => new AgentBridgeProtocolError({ message: PROTOCOL_FAILURE })
+
+const connect = (socketPath: string) =>
+  Effect.acquireRelease(
+    // A permanent no-op listener: a late EPIPE/ECONNRESET must never become an uncaught error.
+    Effect.sync(() => net.createConnection({ path: socketPath }).on("error", () => {})),
+    (socket) => Effect.sync(() => socket.destroy())
+  )
+
+/** Send one request line and read one response line (without its "\n"). */
+const exchange = (socketPath: string, request: Uint8Array): Effect.Effect<Uint8Array, AgentError> =>
+  Effect.scoped(
+    Effect.flatMap(connect(socketPath), (socket) =>
+      Effect.async<Uint8Array, AgentError>((resume) => {
+        const lines = new LineBuffer(MAX_FRAME_BYTES)
+        const onConnect = (): void => {
+          socket.write(request)
+        }
+        const onData = (chunk: Buffer): void => {
+          lines.push(chunk)
+          const frame = lines.take()
+          if (frame === undefined) return
+          cleanup()
+          socket.pause()
+          resume(frame._tag === "Line" ? Effect.succeed(frame.bytes) : Effect.fail(protocolFailure()))
+        }
+        const onGone = (): void => {
+          cleanup()
+          resume(Effect.fail(unavailable()))
+        }
+        const cleanup = (): void => {
+          socket.off("connect", onConnect)
+          socket.off("data", onData)
+          socket.off("end", onGone)
+          socket.off("close", onGone)
+          socket.off("error", onGone)
+        }
+        socket.on("connect", onConnect)
+        socket.on("data", onData)
+        socket.on("end", onGone)
+        socket.on("close", onGone)
+        socket.on("error", onGone)
+        return Effect.sync(cleanup)
+      })
+    )
+  )
+
+export const makeBridgeClient = (options: BridgeClientOptions): BridgeClientService => {
+  // Configuration is validated where it is read; a non-positive timeout here is a wiring bug.
+  if (!(Number.isFinite(options.timeoutSeconds) && options.timeoutSeconds > 0)) {
+    throw new RangeError("BridgeClient: timeoutSeconds must be a positive number")
+  }
+  const timeout = Duration.millis(options.timeoutSeconds * 1000)
+  const call = <M extends BridgeMethod>(
+    method: M,
+    params: MethodParams<M>
+  ): Effect.Effect<MethodResult<M>, BridgeCallError> =>
+    Effect.gen(function* () {
+      const schemas = methodSchemas(method)
+      const encoded = yield* Schema.encodeUnknown(schemas.params, { onExcessProperty: "error" })(params).pipe(
+        Effect.mapError(protocolFailure)
+      )
+      const requestId = newRequestId()
+      const text = stringifyJson({
+        protocol_version: PROTOCOL_VERSION,
+        request_id: requestId,
+        method,
+        params: encoded
+      })
+      if (text === undefined || Buffer.byteLength(text, "utf8") > MAX_FRAME_BYTES) {
+        return yield* protocolFailure()
+      }
+      const line = yield* exchange(options.socketPath, Buffer.from(`${text}\n`, "utf8")).pipe(
+        Effect.timeoutFail({ duration: timeout, onTimeout: unavailable })
+      )
+      // The schema for `method` decodes to MethodResult<M>; the map of schemas is not generic.
+      return (yield* decodeResponse(line, requestId, schemas.result)) as MethodResult<M>
+    })
+  return { call }
+}
+
+/** The port through which the MCP server and the CLI reach the Agent Bridge. */
+export class BridgeClient extends Context.Tag("@serverfs/rpc/BridgeClient")<
+  BridgeClient,
+  BridgeClientService
+>() {
+  static readonly layer = (options: BridgeClientOptions): Layer.Layer<BridgeClient> =>
+    Layer.succeed(BridgeClient, makeBridgeClient(options))
+}

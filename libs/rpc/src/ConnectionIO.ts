@@ -1,0 +1,135 @@
+import type * as net from "node:net"
+import { Effect } from "effect"
+import { type Frame, LineBuffer } from "./LineBuffer.js"
+
+/**
+ * Server-side I/O on one accepted connection, pull-based so the peer gets TCP-style
+ * backpressure: the socket only flows while the server is waiting for the next request, is
+ * paused as soon as a complete line (or an oversized one) is buffered, and the next request is
+ * not read until the previous response has been handed to the kernel (`drain`). A client that
+ * sends faster than the server answers, or never reads its answers, only fills its own socket
+ * buffers.
+ *
+ * The socket must have been accepted with `pauseOnConnect` and must already carry an "error"
+ * listener (a reset peer must never become an uncaught exception).
+ */
+export type Incoming = Frame | { readonly _tag: "End" }
+
+const END: Incoming = { _tag: "End" }
+
+export interface ConnectionIO {
+  /** The next request line, TooLarge, or End once the peer closed or the socket failed. */
+  readonly next: Effect.Effect<Incoming>
+  /** Write one frame, waiting for `drain` if needed; false if the socket is gone. */
+  readonly write: (frame: Uint8Array) => Effect.Effect<boolean>
+  /** Flush what was written, send FIN and wait until the socket is closed. */
+  readonly finish: Effect.Effect<void>
+  /**
+   * Send one last frame and close: FIN after the frame, then whatever the peer still sends is
+   * read and dropped (at most `discardBytes`) until it closes its side, so the frame is not lost
+   * to a reset caused by unread input. The caller bounds the wait with a timeout.
+   */
+  readonly closeWith: (frame: Uint8Array, discardBytes: number) => Effect.Effect<void>
+}
+
+export const connectionIO = (socket: net.Socket, maxLineBytes: number): ConnectionIO => {
+  const lines = new LineBuffer(maxLineBytes)
+  let ended = false
+  let waiter: ((incoming: Incoming) => void) | undefined
+
+  const settle = (): void => {
+    if (waiter === undefined) return
+    const ready = lines.take() ?? (ended ? END : undefined)
+    if (ready === undefined) return
+    const resume = waiter
+    waiter = undefined
+    socket.pause()
+    resume(ready)
+  }
+  const onData = (chunk: Buffer): void => {
+    lines.push(chunk)
+    if (waiter === undefined) socket.pause()
+    else settle()
+  }
+  const onEnd = (): void => {
+    ended = true
+    settle()
+  }
+  socket.on("data", onData)
+  socket.on("end", onEnd)
+  socket.on("close", onEnd)
+
+  const next = Effect.async<Incoming>((resume) => {
+    const ready = lines.take() ?? (ended ? END : undefined)
+    if (ready !== undefined) {
+      resume(Effect.succeed(ready))
+      return
+    }
+    waiter = (incoming) => resume(Effect.succeed(incoming))
+    socket.resume()
+    return Effect.sync(() => {
+      waiter = undefined
+      socket.pause()
+    })
+  })
+
+  const write = (frame: Uint8Array): Effect.Effect<boolean> =>
+    Effect.async<boolean>((resume) => {
+      if (socket.destroyed || !socket.writable) {
+        resume(Effect.succeed(false))
+        return
+      }
+      if (socket.write(frame)) {
+        resume(Effect.succeed(true))
+        return
+      }
+      const onDrain = (): void => {
+        cleanup()
+        resume(Effect.succeed(true))
+      }
+      const onClose = (): void => {
+        cleanup()
+        resume(Effect.succeed(false))
+      }
+      const cleanup = (): void => {
+        socket.off("drain", onDrain)
+        socket.off("close", onClose)
+      }
+      socket.on("drain", onDrain)
+      socket.on("close", onClose)
+      return Effect.sync(cleanup)
+    })
+
+  const untilClosed = (start: () => void): Effect.Effect<void> =>
+    Effect.async<void>((resume) => {
+      if (socket.destroyed) {
+        resume(Effect.void)
+        return
+      }
+      const onClose = (): void => resume(Effect.void)
+      socket.once("close", onClose)
+      start()
+      return Effect.sync(() => socket.off("close", onClose))
+    })
+
+  const finish = untilClosed(() => {
+    // The peer already sent FIN (or vanished); once our FIN is flushed nothing is left.
+    socket.end(() => socket.destroy())
+  })
+
+  const closeWith = (frame: Uint8Array, discardBytes: number): Effect.Effect<void> =>
+    untilClosed(() => {
+      socket.off("data", onData)
+      socket.off("end", onEnd)
+      let discarded = 0
+      socket.on("data", (chunk: Buffer) => {
+        discarded += chunk.length
+        if (discarded > discardBytes) socket.destroy()
+      })
+      socket.on("end", () => socket.destroy())
+      socket.end(frame)
+      socket.resume()
+    })
+
+  return { next, write, finish, closeWith }
+}

@@ -1,0 +1,39 @@
+import { MAX_FRAME_BYTES } from "@serverfs/domain"
+import { stringifyJson } from "./StrictJson.js"
+
+/**
+ * The server's response lines (bridge-internals §1.4): `{request_id, ok:true, result}` or
+ * `{request_id|null, ok:false, error:{code, message}}`, one line each, never over 1 MiB.
+ *
+ * Whatever the handler produced, what goes on the wire is a well-formed frame: a value with no
+ * faithful JSON form becomes BRIDGE_PROTOCOL_ERROR, and a line over the limit is replaced by
+ * RESPONSE_TOO_LARGE (with request_id null in the pathological case where even that
+ * replacement would not fit, i.e. a request_id of nearly 1 MiB).
+ */
+export const BRIDGE_FAULT_MESSAGE = "the bridge failed to process the request"
+
+const line = (text: string): Uint8Array => Buffer.from(`${text}\n`, "utf8")
+
+const fits = (text: string): boolean => Buffer.byteLength(text, "utf8") <= MAX_FRAME_BYTES
+
+const errorText = (requestId: string | null, code: string, message: string): string =>
+  JSON.stringify({ request_id: requestId, ok: false, error: { code, message } })
+
+const tooLarge = (requestId: string | null): Uint8Array => {
+  const message = `the response exceeds ${MAX_FRAME_BYTES} bytes`
+  const text = errorText(requestId, "RESPONSE_TOO_LARGE", message)
+  return line(fits(text) ? text : errorText(null, "RESPONSE_TOO_LARGE", message))
+}
+
+/** The frame for an error response (the message is the caller's, already safe to show). */
+export const errorFrame = (requestId: string | null, code: string, message: string): Uint8Array => {
+  const text = errorText(requestId, code, message)
+  return fits(text) ? line(text) : tooLarge(requestId)
+}
+
+/** The frame for a success response whose `result` is already encoded by the method's schema. */
+export const successFrame = (requestId: string, result: unknown): Uint8Array => {
+  const text = stringifyJson({ request_id: requestId, ok: true, result })
+  if (text === undefined) return errorFrame(requestId, "BRIDGE_PROTOCOL_ERROR", BRIDGE_FAULT_MESSAGE)
+  return fits(text) ? line(text) : tooLarge(requestId)
+}

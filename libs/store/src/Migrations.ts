@@ -1,0 +1,93 @@
+import { Migrator, SqlClient } from "@effect/sql"
+import { Effect } from "effect"
+
+/**
+ * The schema of `state.sqlite3` (bridge-internals §5), as additive migrations run by the plain
+ * `Migrator` of @effect/sql (no platform services needed). Each migration runs once, in order,
+ * recorded in `effect_sql_migrations`; later versions only ever add migrations, never edit one.
+ */
+const initial = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE TABLE tasks (
+      task_id TEXT PRIMARY KEY NOT NULL CHECK (task_id GLOB 'agt_*'),
+      runtime TEXT NOT NULL,
+      workdir_alias TEXT NOT NULL,
+      workdir_slot INTEGER NOT NULL DEFAULT 0,
+      relative_cwd TEXT NOT NULL,
+      profile TEXT NOT NULL,
+      status TEXT NOT NULL CHECK (status IN ('queued', 'starting', 'running', 'waiting_for_approval',
+        'waiting_for_question', 'succeeded', 'failed', 'cancelled', 'interrupted')),
+      created_at TEXT NOT NULL,
+      started_at TEXT,
+      updated_at TEXT NOT NULL,
+      completed_at TEXT,
+      deadline_at TEXT NOT NULL,
+      continue_from_task_id TEXT,
+      correlation_id TEXT,
+      idempotency_key TEXT,
+      request_fingerprint TEXT NOT NULL,
+      requested_model TEXT,
+      native_session_id TEXT,
+      native_turn_id TEXT,
+      final_response TEXT,
+      result_storage TEXT CHECK (result_storage IN ('inline', 'spool')),
+      result_size_bytes INTEGER,
+      result_sha256 TEXT,
+      manifest_json TEXT NOT NULL,
+      manifest_sha256 TEXT NOT NULL,
+      error_code TEXT,
+      error_message TEXT,
+      pending_request_id TEXT,
+      event_count INTEGER NOT NULL DEFAULT 0 CHECK (event_count >= 0)
+    ) STRICT`
+  yield* sql`CREATE UNIQUE INDEX tasks_idempotency_key ON tasks (idempotency_key) WHERE idempotency_key IS NOT NULL`
+  yield* sql`CREATE INDEX tasks_status ON tasks (status)`
+  yield* sql`CREATE INDEX tasks_completed_at ON tasks (completed_at) WHERE completed_at IS NOT NULL`
+  // spec v0.7 §2.4: the manifest and the submission facts are fixed at creation; there is no
+  // update API, and this trigger makes a stray UPDATE fail instead of rewriting evidence.
+  yield* sql`
+    CREATE TRIGGER tasks_identity_immutable
+    BEFORE UPDATE OF task_id, runtime, workdir_alias, workdir_slot, relative_cwd, profile, created_at,
+      deadline_at, continue_from_task_id, correlation_id, idempotency_key, request_fingerprint,
+      requested_model, manifest_json, manifest_sha256 ON tasks
+    BEGIN
+      SELECT RAISE(ABORT, 'task identity and manifest are immutable');
+    END`
+  // AUTOINCREMENT: event ids are never reused, even after GC deleted the newest rows, so a
+  // client cursor can never skip or repeat an event.
+  yield* sql`
+    CREATE TABLE events (
+      event_id INTEGER PRIMARY KEY AUTOINCREMENT,
+      task_id TEXT NOT NULL REFERENCES tasks (task_id) ON DELETE CASCADE,
+      event_type TEXT NOT NULL,
+      payload_json TEXT NOT NULL,
+      created_at TEXT NOT NULL
+    ) STRICT`
+  yield* sql`CREATE INDEX events_task_event ON events (task_id, event_id)`
+  yield* sql`
+    CREATE TABLE pending_requests (
+      request_id TEXT PRIMARY KEY NOT NULL CHECK (request_id GLOB 'req_*'),
+      task_id TEXT NOT NULL REFERENCES tasks (task_id) ON DELETE CASCADE,
+      kind TEXT NOT NULL CHECK (kind IN ('approval', 'question')),
+      status TEXT NOT NULL CHECK (status IN ('pending', 'resolved', 'stale')),
+      payload_json TEXT NOT NULL,
+      created_at TEXT NOT NULL,
+      expires_at TEXT NOT NULL,
+      resolved_at TEXT,
+      resolution_json TEXT
+    ) STRICT`
+  yield* sql`CREATE INDEX pending_requests_task_status ON pending_requests (task_id, status)`
+  // At most one open interaction per task, whatever the code above does.
+  yield* sql`CREATE UNIQUE INDEX pending_requests_one_pending ON pending_requests (task_id) WHERE status = 'pending'`
+})
+
+export const MIGRATIONS_TABLE = "effect_sql_migrations"
+
+export const migrations = { "0001_initial": initial }
+
+/** Brings a database of any earlier version (or an empty one) to the current schema. */
+export const runMigrations = Migrator.make({})({
+  loader: Migrator.fromRecord(migrations),
+  table: MIGRATIONS_TABLE
+})

@@ -1,0 +1,157 @@
+/**
+ * Retention GC (spec v0.7 §2.2, bridge-internals §3): a terminal task older than the retention
+ * goes as a whole unit — spool file first, then the row with its events and requests — while
+ * non-terminal, protected and recent terminal tasks stay.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
+import { Effect, Option, TestClock } from "effect"
+import { ResultSpool, TaskStore } from "../src/index.js"
+import {
+  eventLimits,
+  insertQueued,
+  insertRunning,
+  interaction,
+  makeTempState,
+  rawRows,
+  type TempState,
+  withRawSql,
+  withStore
+} from "./helpers.js"
+
+let temp: TempState
+beforeEach(() => {
+  temp = makeTempState()
+})
+afterEach(() => temp.remove())
+
+const HOUR = 3600
+const RETENTION = 168 * HOUR
+
+/** A finished task with events, a (staled) request and a spooled result. */
+const finishedTask = (to: "succeeded" | "failed" | "cancelled" | "interrupted") =>
+  Effect.gen(function* () {
+    const store = yield* TaskStore
+    const spool = yield* ResultSpool
+    const taskId = yield* insertRunning()
+    yield* store.appendEvent(taskId, "turn.started", {}, eventLimits)
+    const { request } = yield* store.createPendingRequest(
+      taskId,
+      "question",
+      { questions: [] },
+      "2100-01-01T00:00:00Z",
+      interaction
+    )
+    if (to === "succeeded" || to === "failed")
+      yield* store.resolveRequest(taskId, request.request_id, { answers: [] })
+    const written = yield* spool.writeResult(taskId, `result of ${taskId}`)
+    yield* store.transition(taskId, to, {
+      result_storage: "spool",
+      result_size_bytes: written.size_bytes,
+      result_sha256: written.sha256
+    })
+    yield* store.appendEvent(taskId, `task.${to}`, {}, eventLimits)
+    return { taskId, requestId: request.request_id }
+  })
+
+const rowCounts = (taskId: string) =>
+  withRawSql(
+    temp.stateDir,
+    Effect.map(
+      Effect.all([
+        rawRows(`SELECT COUNT(*) AS n FROM tasks WHERE task_id = '${taskId}'`),
+        rawRows(`SELECT COUNT(*) AS n FROM events WHERE task_id = '${taskId}'`),
+        rawRows(`SELECT COUNT(*) AS n FROM pending_requests WHERE task_id = '${taskId}'`)
+      ]),
+      (results) => results.map((rows) => Number(rows[0]?.n))
+    )
+  )
+
+const resultFile = (taskId: string) => path.join(temp.stateDir, "results", `${taskId}.txt`)
+
+describe("gc", () => {
+  it.effect("removes an expired terminal task whole; keeps non-terminal, protected and recent ones", () =>
+    withStore(
+      temp.stateDir,
+      Effect.gen(function* () {
+        const store = yield* TaskStore
+        const old = yield* finishedTask("succeeded")
+        const oldCancelled = yield* finishedTask("cancelled")
+        const guarded = yield* finishedTask("interrupted")
+        const queued = yield* insertQueued()
+        const waiting = yield* insertRunning()
+        yield* store.createPendingRequest(
+          waiting,
+          "approval",
+          { title: "x" },
+          "2100-01-01T00:00:00Z",
+          interaction
+        )
+        expect(yield* rowCounts(old.taskId)).toEqual([1, 2, 1])
+        expect(fs.existsSync(resultFile(old.taskId))).toBe(true)
+
+        // Just inside the retention: nothing goes (completed_at < now − retention is strict).
+        yield* TestClock.adjust(`${RETENTION} seconds`)
+        expect(yield* store.gc({ retentionSeconds: RETENTION })).toEqual([])
+        const recent = yield* finishedTask("failed")
+
+        yield* TestClock.adjust("1 second")
+        const deleted = yield* store.gc({ retentionSeconds: RETENTION, protectedTaskIds: [guarded.taskId] })
+        expect([...deleted].sort()).toEqual([old.taskId, oldCancelled.taskId].sort())
+
+        for (const gone of [old, oldCancelled]) {
+          expect(yield* rowCounts(gone.taskId)).toEqual([0, 0, 0])
+          expect(fs.existsSync(resultFile(gone.taskId))).toBe(false)
+          expect(yield* store.getTask(gone.taskId)).toEqual(Option.none())
+          expect(yield* store.getPendingRequest(gone.requestId)).toEqual(Option.none())
+        }
+        for (const kept of [guarded.taskId, recent.taskId, queued, waiting]) {
+          expect(Option.isSome(yield* store.getTask(kept))).toBe(true)
+        }
+        expect(fs.existsSync(resultFile(guarded.taskId))).toBe(true)
+        expect(fs.existsSync(resultFile(recent.taskId))).toBe(true)
+
+        // Years later the non-terminal tasks are still never touched; the unprotected rest goes.
+        const later = yield* store.gc({ now: "2200-01-01T00:00:00Z", retentionSeconds: RETENTION })
+        expect([...later].sort()).toEqual([guarded.taskId, recent.taskId].sort())
+        expect((yield* store.listNonTerminal()).map((t) => t.task_id).sort()).toEqual(
+          [queued, waiting].sort()
+        )
+      })
+    )
+  )
+
+  it.effect("the spool file goes first: if it cannot be removed, the task row stays for a later GC", () =>
+    withStore(
+      temp.stateDir,
+      Effect.gen(function* () {
+        const store = yield* TaskStore
+        const { taskId } = yield* finishedTask("succeeded")
+        const results = path.join(temp.stateDir, "results")
+        fs.chmodSync(results, 0o755)
+        expect(yield* store.gc({ now: "2200-01-01T00:00:00Z", retentionSeconds: 0 })).toEqual([])
+        expect(yield* rowCounts(taskId)).toEqual([1, 2, 1])
+        expect(fs.existsSync(resultFile(taskId))).toBe(true)
+        fs.chmodSync(results, 0o700)
+        expect(yield* store.gc({ now: "2200-01-01T00:00:00Z", retentionSeconds: 0 })).toEqual([taskId])
+        expect(yield* rowCounts(taskId)).toEqual([0, 0, 0])
+        expect(fs.existsSync(resultFile(taskId))).toBe(false)
+      })
+    )
+  )
+
+  it.effect("a terminal task without a spool file (inline result) is collected too", () =>
+    withStore(
+      temp.stateDir,
+      Effect.gen(function* () {
+        const store = yield* TaskStore
+        const taskId = yield* insertQueued()
+        yield* store.transition(taskId, "cancelled")
+        expect(yield* store.listTerminalTaskIdsOlderThan("2200-01-01T00:00:00Z")).toEqual([taskId])
+        expect(yield* store.gc({ now: "2200-01-01T00:00:00Z", retentionSeconds: 0 })).toEqual([taskId])
+        expect(yield* store.getTask(taskId)).toEqual(Option.none())
+      })
+    )
+  )
+})
