@@ -35,6 +35,6 @@ export interface VariableDoc {
   readonly variable: string
   readonly kind: ParserKind | "agent mode" | "runtime list" | "absolute path"
   readonly default: string
-  readonly scope: "global" | "global, per-workdir override" | "per-workdir"
+  readonly scope: "global" | "global, per-workdir override" | "per-workdir" | "bridge"
   readonly description: string
 }

@@ -6,6 +6,7 @@ import {
   KNOWN_RUNTIMES,
   type RuntimeName
 } from "./AgentSettings.js"
+import { bridgeVariableDocs } from "./BridgeSettings.js"
 import type { GlobalSettings, VariableDoc } from "./GlobalSettings.js"
 import {
   globList,
@@ -286,5 +287,6 @@ export const allVariableDocs = (): ReadonlyArray<VariableDoc> => [
       description: `Reserved: ${s.feature} is not available in this version; true stops startup instead of being silently ignored.`
     })
   ),
-  ...UNUSED_LIMITS
+  ...UNUSED_LIMITS,
+  ...bridgeVariableDocs()
 ]

@@ -1,4 +1,5 @@
 export * from "./AgentSettings.js"
+export * from "./BridgeSettings.js"
 export * from "./Configuration.js"
 export * from "./ConfigurationError.js"
 export * from "./DenyPolicy.js"

@@ -1,0 +1,77 @@
+import { canonicalJson, InvalidRequest, sha256Hex } from "@serverfs/domain"
+import { Either } from "effect"
+
+/**
+ * Shape checks of task.submit (bridge-internals §3/§6, spec v0.7 §2.1): opaque metadata is
+ * bounded and free of control characters; a model id is request-scoped and must be a clean
+ * token. Pure functions; the service turns a problem into INVALID_REQUEST.
+ */
+export const MAX_PROMPT_BYTES = 65_536
+export const MAX_MESSAGE_BYTES = 65_536
+export const MAX_EVENT_BYTES = 65_536
+export const MAX_INTERACTION_BYTES = 65_536
+export const MAX_EVENTS_PER_TASK = 10_000
+export const MAX_TOKEN_BYTES = 256
+export const MAX_MODEL_BYTES = 512
+
+const utf8 = (text: string): number => Buffer.byteLength(text, "utf8")
+// biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find ASCII control characters
+const CONTROL = /[\u0000-\u001f\u007f]/
+
+const invalid = (message: string) => new InvalidRequest({ message })
+
+export const checkCorrelationId = (value: string | null): Either.Either<string | null, InvalidRequest> => {
+  if (value === null) return Either.right(null)
+  if (utf8(value) > MAX_TOKEN_BYTES)
+    return Either.left(invalid(`correlation_id exceeds ${MAX_TOKEN_BYTES} bytes`))
+  if (CONTROL.test(value)) return Either.left(invalid("correlation_id contains control characters"))
+  return Either.right(value)
+}
+
+export const checkIdempotencyKey = (value: string | null): Either.Either<string | null, InvalidRequest> => {
+  if (value === null) return Either.right(null)
+  if (value === "") return Either.left(invalid("idempotency_key must not be empty"))
+  if (utf8(value) > MAX_TOKEN_BYTES)
+    return Either.left(invalid(`idempotency_key exceeds ${MAX_TOKEN_BYTES} bytes`))
+  if (CONTROL.test(value)) return Either.left(invalid("idempotency_key contains control characters"))
+  return Either.right(value)
+}
+
+export const checkModel = (value: string | null): Either.Either<string | null, InvalidRequest> => {
+  if (value === null) return Either.right(null)
+  if (value === "" || value.trim() !== value) {
+    return Either.left(invalid("model must be non-empty without surrounding whitespace"))
+  }
+  if (utf8(value) > MAX_MODEL_BYTES) return Either.left(invalid(`model exceeds ${MAX_MODEL_BYTES} bytes`))
+  if (CONTROL.test(value)) return Either.left(invalid("model contains control characters"))
+  return Either.right(value)
+}
+
+export const promptBytes = utf8
+
+/**
+ * The request fingerprint of idempotency (bridge-internals §6): the same key with the same
+ * request returns the same task; with a different request it is refused.
+ */
+export const requestFingerprint = (request: {
+  readonly runtime: string
+  readonly workdir: string
+  readonly path: string
+  readonly profile: string
+  readonly prompt: string
+  readonly model: string | null
+  readonly continueFrom: string | null
+  readonly correlationId: string | null
+}): string =>
+  sha256Hex(
+    canonicalJson({
+      runtime: request.runtime,
+      workdir: request.workdir,
+      path: request.path,
+      profile: request.profile,
+      prompt_sha256: sha256Hex(request.prompt),
+      requested_model: request.model,
+      continue_from_task_id: request.continueFrom,
+      correlation_id: request.correlationId
+    })
+  )

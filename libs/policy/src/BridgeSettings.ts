@@ -1,0 +1,165 @@
+import * as os from "node:os"
+import * as path from "node:path"
+import { Config, Effect, Either, Option } from "effect"
+import { ConfigurationError } from "./ConfigurationError.js"
+import type { VariableDoc } from "./GlobalSettings.js"
+import { lenientFloat, type Parse, strictBool, strictInt } from "./Parsers.js"
+
+/**
+ * Settings only the Agent Bridge reads (tool-contracts §4.1 "deployment-only variables",
+ * bridge-internals §3/§11), from the same environment and .env file as serverfs-mcp: one source
+ * of truth. The workdirs, the socket path and the lock directory come from the shared surface.
+ */
+export interface BridgeSettings {
+  readonly stateDir: string
+  readonly peerUid: number | null
+  readonly peerGid: number | null
+  readonly taskTimeoutSeconds: number
+  readonly interactionTimeoutSeconds: number
+  readonly maxActiveTasks: number
+  readonly retentionSeconds: number
+  readonly resultSpoolThresholdBytes: number
+  readonly enableFakeRuntime: boolean
+  readonly providerCancelTimeoutSeconds: number
+}
+
+export const MAX_SPOOLED_RESULT_BYTES = 8_388_608
+
+const defaultStateDir = (): string => {
+  const base = process.env.XDG_STATE_HOME ?? path.join(os.homedir(), ".local", "state")
+  return path.join(base, "serverfs-agent-bridge")
+}
+
+/** A uid or gid: a non-negative integer, or empty for "the bridge's own". */
+const optionalId: Parse<number | null> = (raw) => {
+  if (raw === undefined || raw.trim() === "") return Either.right(null)
+  const t = raw.trim()
+  return /^\d+$/.test(t) && Number(t) <= 0xffffffff
+    ? Either.right(Number(t))
+    : Either.left("expected a numeric id")
+}
+
+const absolutePath =
+  (fallback: () => string): Parse<string> =>
+  (raw) => {
+    const value = raw === undefined || raw.trim() === "" ? fallback() : raw.trim()
+    return path.isAbsolute(value) ? Either.right(value) : Either.left("must be an absolute path")
+  }
+
+interface Entry<A> {
+  readonly variable: string
+  readonly kind: VariableDoc["kind"]
+  readonly default: string
+  readonly parse: Parse<A>
+  readonly description: string
+}
+
+export const BRIDGE_VARIABLES: { readonly [K in keyof BridgeSettings]: Entry<BridgeSettings[K]> } = {
+  stateDir: {
+    variable: "SERVERFS_AGENT_BRIDGE_STATE_DIR",
+    kind: "absolute path",
+    default: "$XDG_STATE_HOME/serverfs-agent-bridge (~/.local/state/…)",
+    parse: absolutePath(defaultStateDir),
+    description:
+      "Private state of the bridge: state.sqlite3 and results/. Created 0700; refused if it exists with other owner or looser permissions."
+  },
+  peerUid: {
+    variable: "SERVERFS_AGENT_PEER_UID",
+    kind: "strict int",
+    default: "(the bridge's own uid)",
+    parse: optionalId,
+    description: "The uid a client must have (SO_PEERCRED) to use the bridge socket."
+  },
+  peerGid: {
+    variable: "SERVERFS_AGENT_PEER_GID",
+    kind: "strict int",
+    default: "(the bridge's own gid)",
+    parse: optionalId,
+    description:
+      "The gid a client must have. Setting it puts the socket and lock directories in shared mode (0750/0660, this group)."
+  },
+  taskTimeoutSeconds: {
+    variable: "SERVERFS_AGENT_TASK_TIMEOUT_SECONDS",
+    kind: "strict int",
+    default: "7200",
+    parse: strictInt(7200),
+    description:
+      "A task's deadline, frozen at submission; past it the task is interrupted (AGENT_TASK_TIMED_OUT)."
+  },
+  interactionTimeoutSeconds: {
+    variable: "SERVERFS_AGENT_INTERACTION_TIMEOUT_SECONDS",
+    kind: "strict int",
+    default: "1800",
+    parse: strictInt(1800),
+    description:
+      "How long an approval or question waits for the human (never beyond the task deadline); then the task is interrupted (AGENT_INTERACTION_TIMED_OUT)."
+  },
+  maxActiveTasks: {
+    variable: "SERVERFS_AGENT_MAX_ACTIVE_TASKS",
+    kind: "strict int",
+    default: "4",
+    parse: strictInt(4),
+    description: "Most non-terminal tasks at once (AGENT_TASK_LIMIT_REACHED)."
+  },
+  retentionSeconds: {
+    variable: "SERVERFS_AGENT_TASK_RETENTION_HOURS",
+    kind: "strict int",
+    default: "168",
+    parse: (raw) => Either.map(strictInt(168)(raw), (hours) => hours * 3600),
+    description: "How long a finished task (record, events, requests, spooled result) is kept."
+  },
+  resultSpoolThresholdBytes: {
+    variable: "SERVERFS_AGENT_RESULT_SPOOL_THRESHOLD_BYTES",
+    kind: "strict int",
+    default: "262144",
+    parse: (raw) =>
+      Either.flatMap(strictInt(262144)(raw), (n) =>
+        n <= MAX_SPOOLED_RESULT_BYTES
+          ? Either.right(n)
+          : Either.left(`must be at most ${MAX_SPOOLED_RESULT_BYTES}`)
+      ),
+    description:
+      "Results up to this size are returned inline by get_agent_task; larger ones (up to 8 MiB) are spooled and read with read_agent_task_result."
+  },
+  enableFakeRuntime: {
+    variable: "SERVERFS_AGENT_ENABLE_FAKE_RUNTIME",
+    kind: "strict bool",
+    default: "false",
+    parse: strictBool(false),
+    description:
+      "Enable the scripted test runtime `fake` in the bridge. It is still shown to clients only on workdirs that allowlist it."
+  },
+  providerCancelTimeoutSeconds: {
+    variable: "SERVERFS_AGENT_PROVIDER_CANCEL_TIMEOUT_SECONDS",
+    kind: "lenient float",
+    default: "10",
+    parse: lenientFloat(10),
+    description:
+      "How long a cancel waits for the provider to acknowledge; the task is cancelled at once either way."
+  }
+}
+
+export const bridgeVariableDocs = (): ReadonlyArray<VariableDoc> =>
+  Object.values(BRIDGE_VARIABLES).map(
+    (e: Entry<unknown>): VariableDoc => ({
+      variable: e.variable,
+      kind: e.kind,
+      default: e.default,
+      scope: "bridge",
+      description: e.description
+    })
+  )
+
+/** The bridge settings from the ambient ConfigProvider; the first bad value stops startup. */
+export const loadBridgeSettings: Effect.Effect<BridgeSettings, ConfigurationError> = Effect.gen(function* () {
+  const out: Record<string, unknown> = {}
+  for (const [key, entry] of Object.entries(BRIDGE_VARIABLES)) {
+    const raw = yield* Config.option(Config.string(entry.variable)).pipe(Effect.orDie)
+    const parsed = (entry.parse as Parse<unknown>)(Option.getOrUndefined(raw))
+    if (Either.isLeft(parsed)) {
+      return yield* new ConfigurationError({ variable: entry.variable, problem: parsed.left })
+    }
+    out[key] = parsed.right
+  }
+  return out as unknown as BridgeSettings
+})
