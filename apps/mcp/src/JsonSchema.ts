@@ -12,7 +12,7 @@ const strip = (value: Json): Json => {
   if (value !== null && typeof value === "object") {
     const out: Record<string, Json> = {}
     for (const [key, inner] of Object.entries(value as Record<string, Json>)) {
-      if (key === "$schema" || key === "title") continue
+      if (key === "$schema" || key === "$id" || key === "title") continue
       out[key] = strip(inner)
     }
     return out

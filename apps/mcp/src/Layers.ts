@@ -1,4 +1,5 @@
 import { Configuration, WorkdirRegistry } from "@serverfs/policy"
+import { BridgeClient } from "@serverfs/rpc"
 import { AuditLog, JsonLoggerLive } from "@serverfs/telemetry-local"
 import { LeaseManager, Mutations, ReadChannels, WorkdirRoots } from "@serverfs/workspace"
 import { Effect, Layer } from "effect"
@@ -15,7 +16,18 @@ const AuditLogFromConfiguration = Layer.unwrapEffect(
   )
 )
 
+/** The bridge client; it connects per call, so building it never touches the socket. */
+const BridgeClientFromConfiguration = Layer.unwrapEffect(
+  Effect.map(Configuration, ({ global }) =>
+    BridgeClient.layer({
+      socketPath: global.agentBridgeSocket,
+      timeoutSeconds: global.agentBridgeTimeoutSeconds
+    })
+  )
+)
+
 export const McpServerLayer = McpServer.Default.pipe(
+  Layer.provideMerge(BridgeClientFromConfiguration),
   Layer.provideMerge(Layer.merge(ReadChannels.Default, Mutations.Default)),
   Layer.provideMerge(LeaseManager.Default),
   Layer.provideMerge(WorkdirRoots.Default),

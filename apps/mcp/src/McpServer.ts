@@ -11,15 +11,17 @@ import {
   ReadResourceRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import { quoted, ReadFailed, renderError } from "@serverfs/domain"
-import { Configuration } from "@serverfs/policy"
+import { Configuration, WorkdirRegistry } from "@serverfs/policy"
+import { BridgeClient } from "@serverfs/rpc"
 import { AuditLog } from "@serverfs/telemetry-local"
-import { Mutations, ReadChannels } from "@serverfs/workspace"
+import { Mutations, ReadChannels, WorkdirRoots } from "@serverfs/workspace"
 import { Cause, Effect, Either, Runtime } from "effect"
 import { INSTRUCTIONS } from "./Instructions.js"
 import { objectJsonSchema } from "./JsonSchema.js"
 import { parseResourceUri, RESOURCE_TEMPLATE } from "./ResourceTemplate.js"
 import { callTool } from "./ToolCall.js"
 import type { AnyTool } from "./ToolDefinition.js"
+import { agentTools, agentToolsEnabled } from "./tools/agentTools.js"
 import { mutationTools } from "./tools/mutationTools.js"
 import { readTools } from "./tools/readTools.js"
 
@@ -37,14 +39,26 @@ const RESOURCE_NOT_FOUND = -32002
  */
 export class McpServer extends Effect.Service<McpServer>()("@serverfs/mcp/McpServer", {
   effect: Effect.gen(function* () {
-    const { global } = yield* Configuration
+    const { global, workdirs } = yield* Configuration
     const channels = yield* ReadChannels
     const mutations = yield* Mutations
     const audit = yield* AuditLog
     const runtime = yield* Effect.runtime<never>()
     const run = Runtime.runPromise(runtime)
 
-    const tools: ReadonlyArray<AnyTool> = [...readTools(channels, global), ...mutationTools(mutations)]
+    const agents = agentToolsEnabled(global.agentBridgeEnabled, workdirs)
+      ? agentTools({
+          client: yield* BridgeClient,
+          workdir: (yield* WorkdirRegistry).get,
+          workdirs,
+          rootOf: (yield* WorkdirRoots).rootOf
+        })
+      : []
+    const tools: ReadonlyArray<AnyTool> = [
+      ...readTools(channels, global),
+      ...mutationTools(mutations),
+      ...agents
+    ]
     const byName = new Map(tools.map((t) => [t.name, t] as const))
     const listing = tools.map((t) => ({
       name: t.name,

@@ -1,4 +1,4 @@
-import { InvalidArgument, MutationIoError, ReadFailed, renderError } from "@serverfs/domain"
+import { AgentBridgeError, InvalidArgument, MutationIoError, ReadFailed, renderError } from "@serverfs/domain"
 import type { AuditFields, AuditLog } from "@serverfs/telemetry-local"
 import { Cause, Effect, Either, ParseResult, Schema } from "effect"
 import type { AnyTool } from "./ToolDefinition.js"
@@ -83,7 +83,13 @@ export const callTool = (tool: AnyTool, args: unknown, audit: AuditLog): Effect.
     return Either.match(outcome, { onLeft: errorResult, onRight: successResult })
   })
 
-const unexpectedFailure = (tool: AnyTool, workdir: string, path: string): Failure =>
-  tool.unexpected === "READ_FAILED"
-    ? new ReadFailed({ workdir, path })
-    : new MutationIoError({ workdir, path })
+const unexpectedFailure = (tool: AnyTool, workdir: string, path: string): Failure => {
+  switch (tool.unexpected) {
+    case "READ_FAILED":
+      return new ReadFailed({ workdir, path })
+    case "MUTATION_IO_ERROR":
+      return new MutationIoError({ workdir, path })
+    case "AGENT_BRIDGE_ERROR":
+      return new AgentBridgeError({ message: "Agent Bridge request failed" })
+  }
+}

@@ -25,7 +25,7 @@ export interface ToolDefinition<I, O> {
   /** Per-tool audit counters (tool-contracts §7); never content, queries or host paths. */
   readonly audit: (input: I, output: O) => AuditFields
   /** The code an unexpected failure is reported with (no details leak). */
-  readonly unexpected: "READ_FAILED" | "MUTATION_IO_ERROR"
+  readonly unexpected: "READ_FAILED" | "MUTATION_IO_ERROR" | "AGENT_BRIDGE_ERROR"
 }
 
 // biome-ignore lint/suspicious/noExplicitAny: a registry holds tools of every input and output type
