@@ -21,9 +21,36 @@ export interface BridgeSettings {
   readonly resultSpoolThresholdBytes: number
   readonly enableFakeRuntime: boolean
   readonly providerCancelTimeoutSeconds: number
+  readonly codexBin: string
+  readonly codexHome: string
+  readonly codexTransport: "daemon" | "stdio"
+  readonly codexAutostart: boolean
+  readonly codexRequestTimeoutSeconds: number
+  readonly claudeBin: string
+  readonly claudeUseBundledCli: boolean
+  readonly claudeProbeTimeoutSeconds: number
 }
 
 export const MAX_SPOOLED_RESULT_BYTES = 8_388_608
+
+const defaultCodexHome = (): string => process.env.CODEX_HOME ?? path.join(os.homedir(), ".codex")
+
+const codexTransport: Parse<"daemon" | "stdio"> = (raw) => {
+  const word = (raw ?? "").trim().toLowerCase()
+  if (word === "" || word === "daemon") return Either.right("daemon")
+  if (word === "stdio") return Either.right("stdio")
+  return Either.left("expected daemon or stdio")
+}
+
+/** A command name looked up on PATH, or an absolute path; never a relative path. */
+const executable =
+  (fallback: string): Parse<string> =>
+  (raw) => {
+    const value = raw === undefined || raw.trim() === "" ? fallback : raw.trim()
+    return value.includes("/") && !path.isAbsolute(value)
+      ? Either.left("must be a command name or an absolute path")
+      : Either.right(value)
+  }
 
 const defaultStateDir = (): string => {
   const base = process.env.XDG_STATE_HOME ?? path.join(os.homedir(), ".local", "state")
@@ -128,6 +155,68 @@ export const BRIDGE_VARIABLES: { readonly [K in keyof BridgeSettings]: Entry<Bri
     parse: strictBool(false),
     description:
       "Enable the scripted test runtime `fake` in the bridge. It is still shown to clients only on workdirs that allowlist it."
+  },
+  codexBin: {
+    variable: "SERVERFS_CODEX_BIN",
+    kind: "string",
+    default: "codex",
+    parse: executable("codex"),
+    description:
+      "The administrator's Codex CLI: a command name looked up on PATH or an absolute path. The Codex adapter runs only where a workdir allowlists `codex`."
+  },
+  codexHome: {
+    variable: "SERVERFS_CODEX_HOME",
+    kind: "absolute path",
+    default: "$CODEX_HOME or ~/.codex",
+    parse: absolutePath(defaultCodexHome),
+    description:
+      "The CODEX_HOME whose managed app-server daemon (app-server-control/) the bridge connects to."
+  },
+  codexTransport: {
+    variable: "SERVERFS_CODEX_TRANSPORT",
+    kind: "string",
+    default: "daemon",
+    parse: codexTransport,
+    description:
+      "daemon: the official managed app-server daemon's control socket (WebSocket over the Unix socket); stdio: a `codex app-server` child owned by the bridge."
+  },
+  codexAutostart: {
+    variable: "SERVERFS_CODEX_AUTOSTART",
+    kind: "strict bool",
+    default: "false",
+    parse: strictBool(false),
+    description:
+      "When the daemon is not running, run `codex app-server daemon start` (the only lifecycle command used). The daemon then inherits the bridge's environment."
+  },
+  codexRequestTimeoutSeconds: {
+    variable: "SERVERFS_CODEX_REQUEST_TIMEOUT_SECONDS",
+    kind: "lenient float",
+    default: "10",
+    parse: lenientFloat(10),
+    description: "Timeout of one JSON-RPC request to Codex (not of a turn)."
+  },
+  claudeBin: {
+    variable: "SERVERFS_CLAUDE_BIN",
+    kind: "string",
+    default: "claude",
+    parse: executable("claude"),
+    description:
+      "The administrator's Claude Code CLI: a command name looked up on PATH or an absolute path. The Claude adapter runs only where a workdir allowlists `claude`."
+  },
+  claudeUseBundledCli: {
+    variable: "SERVERFS_CLAUDE_USE_BUNDLED_CLI",
+    kind: "strict bool",
+    default: "false",
+    parse: strictBool(false),
+    description:
+      "Use the Claude Code binary shipped inside the Agent SDK package instead of SERVERFS_CLAUDE_BIN."
+  },
+  claudeProbeTimeoutSeconds: {
+    variable: "SERVERFS_CLAUDE_PROBE_TIMEOUT_SECONDS",
+    kind: "lenient float",
+    default: "5",
+    parse: lenientFloat(5),
+    description: "Timeout of `claude --version` when the runtime is probed."
   },
   providerCancelTimeoutSeconds: {
     variable: "SERVERFS_AGENT_PROVIDER_CANCEL_TIMEOUT_SECONDS",
