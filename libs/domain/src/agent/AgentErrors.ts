@@ -275,7 +275,11 @@ export const AGENT_ERRORS = {
 } as const
 
 export type AgentErrorCode = keyof typeof AGENT_ERRORS
-export const AgentErrorCode = Schema.Literal(...(Object.keys(AGENT_ERRORS) as Array<AgentErrorCode>))
+/** Every agent-plane code, in the order above. */
+export const AGENT_ERROR_CODES = Object.keys(AGENT_ERRORS) as ReadonlyArray<AgentErrorCode>
+export const AgentErrorCode = Schema.Literal(
+  ...(AGENT_ERROR_CODES as [AgentErrorCode, ...Array<AgentErrorCode>])
+)
 export type AgentError = InstanceType<(typeof AGENT_ERRORS)[AgentErrorCode]>
 
 /** Build the error of a code with its message. */
