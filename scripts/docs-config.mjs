@@ -2,8 +2,10 @@
 // Keeps docs in step with the schemas (STYLE.md practice 8):
 // - docs/configuration.md: the variable table between the generated markers is rendered from
 //   libs/policy's variable table (--write regenerates it, --check fails on any difference);
-// - docs/errors.md must have a row for every frozen error code of libs/domain;
-// - docs/tools.md must have a section for every tool the MCP server registers.
+// - docs/errors.md must have a row for every frozen error code of libs/domain: the filesystem
+//   plane's (FilesystemErrorCode) and the agent plane's (AgentErrorCode);
+// - docs/tools.md must have a section for every tool the MCP server can register: the read and
+//   mutation tools and the agent tools.
 // Runs against the built packages (npm run build first).
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -19,10 +21,12 @@ const END = "<!-- generated:variables:end -->"
 const escapeCell = (text) => String(text).replaceAll("|", "\\|").replaceAll("\n", " ")
 
 const renderTable = () => {
-  const rows = policy.allVariableDocs().map(
-    (v) =>
-      `| \`${v.variable}\` | ${escapeCell(v.scope)} | ${escapeCell(v.kind)} | ${v.default === "" ? "(empty)" : `\`${escapeCell(v.default)}\``} | ${escapeCell(v.description)} |`
-  )
+  const rows = policy
+    .allVariableDocs()
+    .map(
+      (v) =>
+        `| \`${v.variable}\` | ${escapeCell(v.scope)} | ${escapeCell(v.kind)} | ${v.default === "" ? "(empty)" : `\`${escapeCell(v.default)}\``} | ${escapeCell(v.description)} |`
+    )
   return ["| Variable | Scope | Parser | Default | Meaning |", "|---|---|---|---|---|", ...rows].join("\n")
 }
 
@@ -41,7 +45,10 @@ if (start === -1 || end === -1 || end < start) {
   const wanted = renderTable()
   if (current !== wanted) {
     if (mode === "--write") {
-      fs.writeFileSync(configPath, `${config.slice(0, start + START.length)}\n${wanted}\n${config.slice(end)}`)
+      fs.writeFileSync(
+        configPath,
+        `${config.slice(0, start + START.length)}\n${wanted}\n${config.slice(end)}`
+      )
       console.log("docs/configuration.md: variable table regenerated")
     } else {
       problems.push("docs/configuration.md: variable table is out of date (run npm run docs:config)")
@@ -51,7 +58,7 @@ if (start === -1 || end === -1 || end < start) {
 
 // docs/errors.md: a row per code
 const errors = fs.readFileSync(path.join(root, "docs/errors.md"), "utf8")
-for (const code of domain.FilesystemErrorCode.literals) {
+for (const code of [...domain.FilesystemErrorCode.literals, ...domain.AgentErrorCode.literals]) {
   if (!errors.includes(`| \`${code}\` |`)) problems.push(`docs/errors.md: no row for ${code}`)
 }
 
@@ -59,8 +66,20 @@ for (const code of domain.FilesystemErrorCode.literals) {
 const tools = fs.readFileSync(path.join(root, "docs/tools.md"), "utf8")
 const mcp = await import(path.join(root, "apps/mcp/dist/index.js"))
 const settings = { defaultListLimit: 1, maxListEntries: 1, defaultSearchResults: 1, maxSearchResults: 1 }
-for (const tool of [...mcp.readTools({}, settings), ...mcp.mutationTools({})]) {
-  if (!tools.includes(`## ${tool.name}`)) problems.push(`docs/tools.md: no section for ${tool.name}`)
+// agentTools only reads names here; a dummy context is enough (nothing is called).
+const agentContext = { client: {}, workdir: () => undefined, workdirs: [], rootOf: () => 0 }
+const headings = new Set(
+  tools
+    .split("\n")
+    .filter((l) => l.startsWith("## "))
+    .map((l) => l.slice(3).trim())
+)
+for (const tool of [
+  ...mcp.readTools({}, settings),
+  ...mcp.mutationTools({}),
+  ...mcp.agentTools(agentContext)
+]) {
+  if (!headings.has(tool.name)) problems.push(`docs/tools.md: no section for ${tool.name}`)
 }
 
 if (problems.length > 0) {

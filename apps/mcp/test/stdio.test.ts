@@ -83,7 +83,8 @@ describe("serverfs-mcp over stdio", () => {
     const limit = list?.inputSchema.properties?.limit as { default?: number } | undefined
     expect(limit?.default).toBe(300)
     const find = tools.find((t) => t.name === "find_files")
-    expect((find?.inputSchema.properties?.limit as { default?: number }).default).toBe(50)
+    const findLimit = find?.inputSchema.properties?.limit as { default?: number } | undefined
+    expect(findLimit?.default).toBe(50)
   })
 
   it("list_workdirs: slot order, access, trimmed description, no host path", async () => {

@@ -237,7 +237,11 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
         // The request was visible from its commit on: an answer (or a terminal move) may have
         // landed before the waiter was registered. The stored row is the truth; settle from it.
         const stored = yield* store.getPendingRequest(requestId)
-        if (Option.isSome(stored) && stored.value.status === "resolved" && stored.value.resolution_json !== null) {
+        if (
+          Option.isSome(stored) &&
+          stored.value.status === "resolved" &&
+          stored.value.resolution_json !== null
+        ) {
           yield* Deferred.succeed(waiter, JSON.parse(stored.value.resolution_json) as Resolution)
         } else if (Option.isSome(stored) && stored.value.status === "stale") {
           yield* Deferred.fail(waiter, new InteractionEnded({ reason: "stale" }))
