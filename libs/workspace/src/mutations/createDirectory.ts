@@ -11,7 +11,7 @@ import { openParent } from "../DescriptorWalk.js"
 import { codeOf } from "../OsError.js"
 import { revisionOf } from "../Revision.js"
 import { authorize, type MutationContext, syncDirectory } from "./MutationContext.js"
-import { toMutationError } from "./MutationOsError.js"
+import { toMutationError, withMutationMapping } from "./MutationOsError.js"
 
 /** 0777 minus the umask, as mkdir(2) applies it (a setgid parent passes its bit on, as mkdir(1)). */
 const DIRECTORY_MODE = 0o777
@@ -33,9 +33,10 @@ export const createDirectory = (
       resolved.workdir,
       Effect.scoped(
         Effect.gen(function* () {
-          const parent = yield* openParent(root, resolved.components, O.RDONLY, at).pipe(
-            Effect.catchTag("PATH_NOT_FOUND", () => Effect.fail(new ParentNotFound(at)))
-          )
+          const parent = yield* withMutationMapping(
+            openParent(root, resolved.components, O.RDONLY, at),
+            at
+          ).pipe(Effect.catchTag("PATH_NOT_FOUND", () => Effect.fail(new ParentNotFound(at))))
           yield* Effect.try({
             try: () => mkdirat(parent.fd, parent.name, DIRECTORY_MODE),
             catch: (e) => (codeOf(e) === "EEXIST" ? new PathAlreadyExists(at) : toMutationError(e, at))

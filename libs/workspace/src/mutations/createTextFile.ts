@@ -13,7 +13,7 @@ import { openParent } from "../DescriptorWalk.js"
 import { codeOf } from "../OsError.js"
 import { revisionOf } from "../Revision.js"
 import { authorize, type MutationContext, syncDirectory } from "./MutationContext.js"
-import { toMutationError } from "./MutationOsError.js"
+import { toMutationError, withMutationMapping } from "./MutationOsError.js"
 import { createTempFile, writeAll } from "./TempFile.js"
 import { isStorableText } from "./TextContent.js"
 
@@ -42,9 +42,10 @@ export const createTextFile = (
       resolved.workdir,
       Effect.scoped(
         Effect.gen(function* () {
-          const parent = yield* openParent(root, resolved.components, O.RDONLY, at).pipe(
-            Effect.catchTag("PATH_NOT_FOUND", () => Effect.fail(new ParentNotFound(at)))
-          )
+          const parent = yield* withMutationMapping(
+            openParent(root, resolved.components, O.RDONLY, at),
+            at
+          ).pipe(Effect.catchTag("PATH_NOT_FOUND", () => Effect.fail(new ParentNotFound(at))))
           // Anything at the target (file, directory, symlink, FIFO, socket) → already exists.
           const existing = yield* Effect.sync(() => {
             try {

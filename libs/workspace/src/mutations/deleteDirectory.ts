@@ -11,7 +11,7 @@ import { openDirectory, openParent } from "../DescriptorWalk.js"
 import { codeOf } from "../OsError.js"
 import { revisionOf } from "../Revision.js"
 import { authorize, type MutationContext, syncDirectory } from "./MutationContext.js"
-import { toMutationError } from "./MutationOsError.js"
+import { toMutationError, withMutationMapping } from "./MutationOsError.js"
 
 /**
  * delete_directory (tool-contracts §2.11): empty directories only, never recursive. The
@@ -31,8 +31,11 @@ export const deleteDirectory = (
       resolved.workdir,
       Effect.scoped(
         Effect.gen(function* () {
-          const parent = yield* openParent(root, resolved.components, O.RDONLY, at)
-          const directory = yield* openDirectory(parent.fd, [parent.name], O.RDONLY, at)
+          const parent = yield* withMutationMapping(openParent(root, resolved.components, O.RDONLY, at), at)
+          const directory = yield* withMutationMapping(
+            openDirectory(parent.fd, [parent.name], O.RDONLY, at),
+            at
+          )
           const revision = yield* Effect.try({
             try: () => revisionOf(fstat(directory)),
             catch: (e) => toMutationError(e, at)

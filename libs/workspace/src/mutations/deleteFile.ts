@@ -10,7 +10,7 @@ import { openParent } from "../DescriptorWalk.js"
 import { openRegularFile } from "../RegularFile.js"
 import { revisionOf } from "../Revision.js"
 import { authorize, type MutationContext, syncDirectory } from "./MutationContext.js"
-import { toMutationError } from "./MutationOsError.js"
+import { toMutationError, withMutationMapping } from "./MutationOsError.js"
 
 /**
  * delete_file (tool-contracts §2.9): regular files only, any content. The file is opened
@@ -30,8 +30,8 @@ export const deleteFile = (
       resolved.workdir,
       Effect.scoped(
         Effect.gen(function* () {
-          const parent = yield* openParent(root, resolved.components, O.RDONLY, at)
-          const file = yield* openRegularFile(parent.fd, parent.name, O.RDONLY, at)
+          const parent = yield* withMutationMapping(openParent(root, resolved.components, O.RDONLY, at), at)
+          const file = yield* withMutationMapping(openRegularFile(parent.fd, parent.name, O.RDONLY, at), at)
           if (revisionOf(file.stat) !== input.expected_revision) return yield* new RevisionConflict(at)
           const named = yield* Effect.try({
             try: () => revisionOf(fstatat(parent.fd, parent.name, AT.SYMLINK_NOFOLLOW)),

@@ -23,7 +23,7 @@ import { decodeUtf8 } from "../TextPage.js"
 import { applyEdits } from "./EditPlan.js"
 import { copyMetadata } from "./Metadata.js"
 import { authorize, type MutationContext, syncDirectory } from "./MutationContext.js"
-import { toMutationError } from "./MutationOsError.js"
+import { toMutationError, withMutationMapping } from "./MutationOsError.js"
 import { createTempFile, writeAll } from "./TempFile.js"
 import { isStorableText, UTF8_BOM, utf8Length } from "./TextContent.js"
 
@@ -70,8 +70,11 @@ export const editTextFile = (
       resolved.workdir,
       Effect.scoped(
         Effect.gen(function* () {
-          const parent = yield* openParent(root, resolved.components, O.RDONLY, at)
-          const original = yield* openRegularFile(parent.fd, parent.name, O.RDONLY, at)
+          const parent = yield* withMutationMapping(openParent(root, resolved.components, O.RDONLY, at), at)
+          const original = yield* withMutationMapping(
+            openRegularFile(parent.fd, parent.name, O.RDONLY, at),
+            at
+          )
           const revisionBefore = revisionOf(original.stat)
           if (revisionBefore !== input.expected_revision) return yield* new RevisionConflict(at)
           if (original.stat.nlink > 1) return yield* new MultipleHardlinksNotSupported(at)
