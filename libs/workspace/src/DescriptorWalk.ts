@@ -1,7 +1,7 @@
 import { NotADirectory, SymlinkNotAllowed, type WalkError } from "@serverfs/domain"
 import { AT, close, fstatat, hasOpenat2, O, openat, openat2, RESOLVE } from "@serverfs/posix"
 import { Effect, type Scope } from "effect"
-import { isSymlink } from "./FileKind.js"
+import { isDirectory, isSymlink } from "./FileKind.js"
 import { type At, codeOf, toWalkError } from "./OsError.js"
 
 /**
@@ -21,14 +21,18 @@ export class WalkFailure {
 const DIRECTORY_FLAGS = O.DIRECTORY | O.NOFOLLOW
 const BENEATH = RESOLVE.BENEATH | RESOLVE.NO_SYMLINKS | RESOLVE.NO_MAGICLINKS
 
-/** Classify a failed `openat(parent, name, O_DIRECTORY|O_NOFOLLOW)`. Linux says ENOTDIR for a symlink. */
+/**
+ * Classify a failed `openat(parent, name, O_DIRECTORY|O_NOFOLLOW)`. Linux says ENOTDIR for a
+ * symlink. The name is lstat'ed again to say which: a symlink, or a directory now — which means
+ * it was swapped for a symlink and back while we looked (a non-directory at open time that is a
+ * directory now was a link in between) — is SYMLINK_NOT_ALLOWED; anything else NOT_A_DIRECTORY.
+ */
 const classifyDirectoryOpen = (error: unknown, parent: number, name: string, at: At): WalkError => {
   const code = codeOf(error)
   if (code === "ENOTDIR" || code === "ELOOP") {
     try {
-      return isSymlink(fstatat(parent, name, AT.SYMLINK_NOFOLLOW))
-        ? new SymlinkNotAllowed(at)
-        : new NotADirectory(at)
+      const stat = fstatat(parent, name, AT.SYMLINK_NOFOLLOW)
+      return isSymlink(stat) || isDirectory(stat) ? new SymlinkNotAllowed(at) : new NotADirectory(at)
     } catch (again) {
       return toWalkError(again, at)
     }

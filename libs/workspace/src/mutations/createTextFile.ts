@@ -7,23 +7,49 @@ import {
   PathAlreadyExists,
   WriteTooLarge
 } from "@serverfs/domain"
-import { AT, fstat, fstatat, fsync, linkat, O, unlinkat } from "@serverfs/posix"
+import { AT, fstat, fstatat, fsync, linkat, O, RENAME, renameat2, unlinkat } from "@serverfs/posix"
 import { Effect } from "effect"
 import { openParent } from "../DescriptorWalk.js"
 import { codeOf } from "../OsError.js"
 import { revisionOf } from "../Revision.js"
 import { authorize, type MutationContext, syncDirectory } from "./MutationContext.js"
 import { toMutationError, withMutationMapping } from "./MutationOsError.js"
-import { createTempFile, writeAll } from "./TempFile.js"
+import { createTempFile, type TempFile, writeAll } from "./TempFile.js"
 import { isStorableText } from "./TextContent.js"
 
 /** 0666 minus the umask, as open(2) applies it: a created file never has execute bits. */
 const FILE_MODE = 0o666
 
 /**
+ * Publish the temp file under the target name without ever overwriting anything.
+ *
+ * renameat2(RENAME_NOREPLACE) does it in one atomic step. The contract's linkat + unlinkat
+ * (kept as the fallback for filesystems without RENAME_NOREPLACE, which answer EINVAL) has a
+ * window where the new file has two names: a crash there leaves the target hard-linked to a
+ * reserved temp name, and every later edit of it is refused (MULTIPLE_HARDLINKS_NOT_SUPPORTED)
+ * until an operator removes the temp (docs/deviations.md).
+ */
+const publish = (parent: number, temp: TempFile, name: string): void => {
+  try {
+    renameat2(parent, temp.name, parent, name, RENAME.NOREPLACE)
+    temp.settled = true
+    return
+  } catch (error) {
+    if (codeOf(error) !== "EINVAL" && codeOf(error) !== "ENOSYS") throw error
+  }
+  linkat(parent, temp.name, parent, name, 0)
+  try {
+    unlinkat(parent, temp.name, 0)
+    temp.settled = true
+  } catch {
+    // Published; the scope's finalizer retries removing the temp name.
+  }
+}
+
+/**
  * create_text_file (tool-contracts §2.7): the target must not exist in any form. Publication:
- * temp(O_EXCL) → write → fsync → linkat (which never overwrites) → unlinkat(temp) → revision
- * from the published inode → fsync(dir).
+ * temp(O_EXCL) → write → fsync → publish without overwriting (renameat2 NOREPLACE, or linkat +
+ * unlinkat) → revision from the published inode → fsync(dir).
  */
 export const createTextFile = (
   context: MutationContext,
@@ -65,17 +91,8 @@ export const createTextFile = (
             catch: (e) => toMutationError(e, at)
           })
           yield* Effect.try({
-            try: () => linkat(parent.fd, temp.name, parent.fd, parent.name, 0),
+            try: () => publish(parent.fd, temp, parent.name),
             catch: (e) => (codeOf(e) === "EEXIST" ? new PathAlreadyExists(at) : toMutationError(e, at))
-          })
-          // Published. Removing the temp name is cleanup; if it fails the scope retries it.
-          yield* Effect.sync(() => {
-            try {
-              unlinkat(parent.fd, temp.name, 0)
-              temp.settled = true
-            } catch {
-              // left for the scope's finalizer
-            }
           })
           const revision = revisionOf(
             yield* Effect.try({ try: () => fstat(temp.fd), catch: (e) => toMutationError(e, at) })
