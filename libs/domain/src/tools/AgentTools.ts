@@ -91,10 +91,7 @@ export const QuestionAnswerInput = Schema.Struct({
 export const AnswerAgentQuestionInput = Schema.Struct({
   task_id: TaskId,
   request_id: RequestId,
-  answers: described(
-    Schema.Array(QuestionAnswerInput).pipe(Schema.minItems(1)),
-    "One answer per question of the request."
-  )
+  answers: Schema.Array(QuestionAnswerInput).pipe(Schema.minItems(1))
 })
 export type AnswerAgentQuestionInput = typeof AnswerAgentQuestionInput.Type
 

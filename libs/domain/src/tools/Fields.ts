@@ -6,12 +6,14 @@ import { Schema } from "effect"
 export const IntAtLeast = (min: number) => Schema.Number.pipe(Schema.int(), Schema.greaterThanOrEqualTo(min))
 
 /**
- * A required input field with a description. The description sits on the property, not on the
- * value schema, so a validation error still says what was expected ("Expected string, actual 7")
- * instead of quoting the description.
+ * A required input field with a description for clients. The description goes into the JSON
+ * Schema only (the `jsonSchema` annotation): as a plain description it would become the
+ * "expected" label of validation errors ("Expected Workdir alias…, actual 7"), and on a property
+ * signature it is lost when the struct has defaulted fields (the JSON Schema is built from the
+ * encoded side). Not for refinements: there the annotation replaces the generated JSON Schema.
  */
-export const described = <S extends Schema.Schema.All>(schema: S, description: string) =>
-  Schema.propertySignature(schema).annotations({ description })
+export const described = <S extends Schema.Schema.Any>(schema: S, description: string): S =>
+  schema.annotations({ jsonSchema: { description } }) as S
 
 export const WorkdirAlias = described(Schema.String, "Workdir alias, as returned by list_workdirs.")
 

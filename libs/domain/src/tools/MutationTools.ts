@@ -47,10 +47,9 @@ export const EditTextFileInput = Schema.Struct({
   workdir: WorkdirAlias,
   path: RelativePath,
   expected_revision: ExpectedRevision,
-  edits: described(
-    Schema.Array(TextEdit).pipe(Schema.minItems(1)),
-    "Edits applied in order to the file's text; all succeed or nothing is written."
-  )
+  // No field description: on a refined array it would replace the item schema in the JSON
+  // Schema; the tool's description says what edits are.
+  edits: Schema.Array(TextEdit).pipe(Schema.minItems(1))
 })
 export type EditTextFileInput = typeof EditTextFileInput.Type
 
