@@ -1,11 +1,11 @@
 import * as fs from "node:fs"
-import * as path from "node:path"
 import {
   AgentProviderError,
   AgentTaskNotActive,
   type ApprovalPayload,
   type QuestionPayload
 } from "@serverfs/domain"
+import { AT, close, O, openat } from "@serverfs/posix"
 import { Effect, Queue } from "effect"
 import type { ProviderAdapter, TurnRequest, TurnSink } from "../ProviderAdapter.js"
 import { largeText, parseScript, type ScriptedCommand } from "./ScriptedCommand.js"
@@ -55,7 +55,11 @@ const question = (prompt: string, multi: boolean): QuestionPayload => ({
 
 const providerError = (message: string) => new AgentProviderError({ message })
 
-/** A file the script writes, confined to the turn's cwd by plain path checks (test runtime only). */
+/**
+ * A file the script writes below the turn's cwd. Every component is opened with O_NOFOLLOW from
+ * the cwd's descriptor, so a symlink anywhere in the path is refused instead of followed out of
+ * the workdir (this runtime is reachable by any chat once an administrator enables it).
+ */
 const writeInside = (
   cwd: string,
   relative: string,
@@ -63,14 +67,30 @@ const writeInside = (
 ): Effect.Effect<void, AgentProviderError> =>
   Effect.try({
     try: () => {
+      const parts = relative.split("/")
       if (
         relative === "" ||
         relative.startsWith("/") ||
-        relative.split("/").some((s) => s === ".." || s === ".")
+        parts.some((s) => s === "" || s === ".." || s === ".")
       ) {
         throw new Error("outside")
       }
-      fs.writeFileSync(path.join(cwd, relative), content, { flag: "w" })
+      const opened: number[] = [openat(AT.FDCWD, cwd, O.RDONLY | O.DIRECTORY)]
+      try {
+        for (const dir of parts.slice(0, -1)) {
+          opened.push(openat(opened[opened.length - 1]!, dir, O.RDONLY | O.DIRECTORY | O.NOFOLLOW))
+        }
+        const fd = openat(
+          opened[opened.length - 1]!,
+          parts[parts.length - 1]!,
+          O.WRONLY | O.CREAT | O.TRUNC | O.NOFOLLOW | O.NONBLOCK,
+          0o644
+        )
+        opened.push(fd)
+        fs.writeFileSync(fd, content)
+      } finally {
+        for (const fd of opened) close(fd)
+      }
     },
     catch: () => providerError("scripted write refused")
   })
