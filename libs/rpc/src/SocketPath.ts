@@ -28,7 +28,8 @@ import { Duration, Effect, type Scope } from "effect"
  * path — so swapping the directory afterwards cannot redirect the bind, the stale-socket
  * removal or the unlink on close. Messages name no host path, uid or inode.
  *
- * - The directory is created if missing (0700, or 0750 in shared mode) and must be a real
+ * - The directory is created if missing and set to 0700, or 0750 in shared mode (an existing,
+ *   otherwise safe directory of the bridge user is brought to that mode); it must be a real
  *   directory (not a symlink) owned by the server's uid and not group- or world-writable; in
  *   shared mode its group becomes the shared gid. Otherwise SOCKET_DIRECTORY_UNSAFE.
  * - An existing entry at the socket name that is a symlink, not a socket, or owned by someone
@@ -108,9 +109,13 @@ const openDirectorySync = (socketPath: string, sharedGid: number | undefined): S
     const before = fstat(dirFd)
     if (!isType(before, S.IFDIR)) throw unsafe("the socket directory is not a real directory")
     if (before.uid !== euid()) throw unsafe("the socket directory is not owned by the bridge user")
-    // A directory just created gets its exact mode whatever the umask; an existing one is
-    // never loosened or tightened, only checked.
-    if (created) fchmod(dirFd, mode)
+    // A group- or world-writable directory is refused, never repaired. Otherwise the bridge's own
+    // directory gets the mode of the configured sharing (0700, or 0750 so the peer group can
+    // reach the socket): switching to shared mode must not leave the peer locked out, and
+    // switching back must not leave the directory open to the group.
+    if (!created && (before.mode & 0o022) !== 0)
+      throw unsafe("the socket directory is group- or world-writable")
+    if ((before.mode & 0o777) !== mode) fchmod(dirFd, mode)
     if (sharedGid !== undefined) {
       try {
         fchown(dirFd, -1, sharedGid)

@@ -97,15 +97,28 @@ describe("what the server creates", () => {
     })
   )
 
-  it.scopedLive("an existing safe directory is used as it is (an 0750 directory is not chmodded)", () =>
+  it.scopedLive("an existing safe directory is brought to the configured mode (0700 private)", () =>
     Effect.gen(function* () {
       const base = yield* tempBase
       const dir = path.join(base, "run")
       fs.mkdirSync(dir)
       fs.chmodSync(dir, 0o750)
       yield* serveAt(path.join(dir, "bridge.sock"))
-      expect(modeOf(dir)).toBe(0o750)
+      expect(modeOf(dir)).toBe(0o700)
       expect(modeOf(path.join(dir, "bridge.sock"))).toBe(0o600)
+    })
+  )
+
+  it.scopedLive("switching to shared mode opens an existing private directory to the group (0750)", () =>
+    Effect.gen(function* () {
+      const base = yield* tempBase
+      const dir = path.join(base, "run")
+      fs.mkdirSync(dir)
+      fs.chmodSync(dir, 0o700)
+      yield* serveAt(path.join(dir, "bridge.sock"), 65534)
+      expect(modeOf(dir)).toBe(0o750)
+      expect(fs.statSync(dir).gid).toBe(65534)
+      expect(modeOf(path.join(dir, "bridge.sock"))).toBe(0o660)
     })
   )
 })
