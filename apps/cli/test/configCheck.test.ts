@@ -41,4 +41,23 @@ describe("serverfs config check", () => {
       "ServerFS: configuration error: WORKDIR_01_READ_ONLY: expected one of true/false/1/0/yes/no/on/off\n"
     )
   })
+
+  it("with the bridge enabled, the bridge's own settings are checked too", () => {
+    const base = {
+      WORKDIR_01_ALIAS: "docs",
+      WORKDIR_01_PATH: tree.root,
+      SERVERFS_AGENT_BRIDGE_ENABLED: "true",
+      SERVERFS_AGENT_LOCK_DIR: `${tree.base}/locks`,
+      SERVERFS_AGENT_BRIDGE_SOCKET: `${tree.base}/run/bridge.sock`,
+      SERVERFS_AGENT_BRIDGE_STATE_DIR: `${tree.base}/state`
+    }
+    const ok = run(base)
+    expect(ok.status).toBe(0)
+    expect(ok.stdout).toContain("bridge: task timeout 7200s")
+    const bad = run({ ...base, SERVERFS_AGENT_TASK_TIMEOUT_SECONDS: "0" })
+    expect(bad.status).toBe(2)
+    expect(bad.stderr).toBe(
+      "ServerFS: configuration error: SERVERFS_AGENT_TASK_TIMEOUT_SECONDS: expected a positive integer\n"
+    )
+  })
 })

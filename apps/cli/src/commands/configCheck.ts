@@ -1,5 +1,11 @@
 import { Command } from "@effect/cli"
-import { Configuration, type ServerConfiguration, slotId } from "@serverfs/policy"
+import {
+  type BridgeSettings,
+  Configuration,
+  loadBridgeSettings,
+  type ServerConfiguration,
+  slotId
+} from "@serverfs/policy"
 import { Console, Effect } from "effect"
 
 /**
@@ -7,12 +13,20 @@ import { Console, Effect } from "effect"
  * plus SERVERFS_ENV_FILE) and summarise it. Host paths are not printed: the summary is safe to
  * paste into a ticket.
  */
-export const summarize = ({ global, workdirs }: ServerConfiguration): string => {
+export const summarize = ({ global, workdirs }: ServerConfiguration, bridge?: BridgeSettings): string => {
   const lines = [
     `configuration ok: ${workdirs.length} workdir(s), ${workdirs.filter((w) => !w.readOnly).length} read-write`,
     `log level ${global.logLevel}; hidden paths ${global.allowHidden ? "allowed" : "refused"}; built-in deny rules ${global.disableDefaultDeny ? "off" : "on"}; ${global.extraDenyGlobs.length} extra deny glob(s)`,
     `agent bridge ${global.agentBridgeEnabled ? "enabled" : "disabled"}`
   ]
+  if (bridge !== undefined) {
+    lines.push(
+      `  bridge: task timeout ${bridge.taskTimeoutSeconds}s, interaction timeout ${bridge.interactionTimeoutSeconds}s, ` +
+        `${bridge.maxActiveTasks} active task(s), retention ${bridge.retentionSeconds / 3600}h, ` +
+        `spool above ${bridge.resultSpoolThresholdBytes} bytes, scripted runtime ${bridge.enableFakeRuntime ? "on" : "off"}, ` +
+        `peer ${bridge.peerUid ?? "own uid"}/${bridge.peerGid ?? "own gid"}`
+    )
+  }
   for (const w of workdirs) {
     const agent =
       w.agentMode === "disabled" ? "agents off" : `agents ${w.agentMode} (${w.agentRuntimes.join(", ")})`
@@ -26,7 +40,12 @@ export const summarize = ({ global, workdirs }: ServerConfiguration): string => 
 }
 
 export const configCheck = Command.make("check", {}, () =>
-  Effect.flatMap(Configuration, (configuration) => Console.log(summarize(configuration)))
+  Effect.gen(function* () {
+    const configuration = yield* Configuration
+    // The bridge reads the same environment: its own settings are validated here too.
+    const bridge = configuration.global.agentBridgeEnabled ? yield* loadBridgeSettings : undefined
+    yield* Console.log(summarize(configuration, bridge))
+  })
 ).pipe(
   Command.withDescription(
     "Validate the ServerFS configuration (environment + SERVERFS_ENV_FILE) and summarise it."
