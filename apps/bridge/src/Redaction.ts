@@ -1,3 +1,5 @@
+import * as posix from "node:path/posix"
+
 /**
  * Host-path confidentiality for everything the bridge stores or returns (spec v0.3 §16,
  * bridge-internals §6 "Redaction"): event payloads, request payloads and final responses.
@@ -46,7 +48,8 @@ export class Redactor {
   /** An absolute path as the chat may see it. */
   path(value: string): string {
     if (!value.startsWith("/")) return this.text(value)
-    const clean = trimSlash(value)
+    // Normalized first: `<root>/../etc` is outside the workdir, not the relative path "../etc".
+    const clean = trimSlash(posix.normalize(value))
     if (clean === this.root) return "."
     if (clean.startsWith(`${this.root}/`)) return clean.slice(this.root.length + 1)
     return OUTSIDE

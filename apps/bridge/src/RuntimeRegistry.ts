@@ -1,5 +1,11 @@
-import { makeScriptedAdapter, type ProviderAdapter } from "@serverfs/adapters"
+import {
+  makeClaudeAdapter,
+  makeCodexAdapter,
+  makeScriptedAdapter,
+  type ProviderAdapter
+} from "@serverfs/adapters"
 import type { RuntimeInfo } from "@serverfs/domain"
+import { Configuration } from "@serverfs/policy"
 import { Effect } from "effect"
 import { BridgeSettingsTag } from "./BridgeSettingsTag.js"
 
@@ -12,6 +18,38 @@ export class RuntimeRegistry extends Effect.Service<RuntimeRegistry>()("@serverf
     const settings = yield* BridgeSettingsTag
     const adapters = new Map<string, ProviderAdapter>()
     if (settings.enableFakeRuntime) adapters.set("fake", yield* makeScriptedAdapter())
+    // Codex: only when some workdir allowlists it (native mode; settings SERVERFS_CODEX_*).
+    if (
+      (yield* Configuration).workdirs.some((w) =>
+        (w.agentRuntimes as ReadonlyArray<string>).includes("codex")
+      )
+    )
+      adapters.set(
+        "codex",
+        yield* makeCodexAdapter({
+          bin: settings.codexBin,
+          codexHome: settings.codexHome,
+          transport: settings.codexTransport,
+          autostart: settings.codexAutostart,
+          requestTimeoutSeconds: settings.codexRequestTimeoutSeconds
+        })
+      )
+    // Claude: only when some workdir allowlists it (native mode; settings SERVERFS_CLAUDE_*). The
+    // CLI runs with the bridge's own environment (the operator's native one), less ServerFS's.
+    if (
+      (yield* Configuration).workdirs.some((w) =>
+        (w.agentRuntimes as ReadonlyArray<string>).includes("claude")
+      )
+    )
+      adapters.set(
+        "claude",
+        yield* makeClaudeAdapter({
+          claudeBin: settings.claudeBin,
+          useBundledCli: settings.claudeUseBundledCli,
+          probeTimeoutSeconds: settings.claudeProbeTimeoutSeconds,
+          environment: process.env
+        })
+      )
     yield* Effect.addFinalizer(() => Effect.forEach(adapters.values(), (a) => a.close(), { discard: true }))
 
     const get = (name: string): ProviderAdapter | undefined => adapters.get(name)

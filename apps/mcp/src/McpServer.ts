@@ -33,6 +33,23 @@ const NOT_FOUND = new Set(["WORKDIR_NOT_FOUND", "PATH_NOT_FOUND"])
 const RESOURCE_NOT_FOUND = -32002
 
 /**
+ * Agent tools pass the bridge's results through unchanged (tool-contracts §8), and protocol v1
+ * grows by adding fields, which the bridge client keeps: their advertised output schemas must
+ * admit properties they do not list, at every level, or a client that checks structuredContent
+ * against the outputSchema refuses a newer (or the reference) bridge's answer.
+ */
+const admitExtraProperties = (schema: unknown): unknown => {
+  if (Array.isArray(schema)) return schema.map(admitExtraProperties)
+  if (schema === null || typeof schema !== "object") return schema
+  const out: Record<string, unknown> = {}
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === "additionalProperties" && value === false) continue
+    out[key] = admitExtraProperties(value)
+  }
+  return out
+}
+
+/**
  * The MCP server: the low-level SDK `Server` (so Effect Schemas, not zod, define every tool),
  * with tools/list, tools/call, the resource template and resources/read. Transport-agnostic:
  * `connect` attaches stdio in production and an in-memory pair in tests.
@@ -60,12 +77,15 @@ export class McpServer extends Effect.Service<McpServer>()("@serverfs/mcp/McpSer
       ...agents
     ]
     const byName = new Map(tools.map((t) => [t.name, t] as const))
+    const passedThrough = new Set(agents.map((t) => t.name))
     const listing = tools.map((t) => ({
       name: t.name,
       title: t.title,
       description: t.description,
       inputSchema: objectJsonSchema(t.input),
-      outputSchema: objectJsonSchema(t.output),
+      outputSchema: passedThrough.has(t.name)
+        ? admitExtraProperties(objectJsonSchema(t.output))
+        : objectJsonSchema(t.output),
       annotations: t.annotations
     }))
 

@@ -16,6 +16,21 @@ export interface ToolResult {
 
 type Failure = { readonly _tag: string; readonly message: string }
 
+/**
+ * Identifiers an audit line carries from the decoded input, on failure as on success
+ * (tool-contracts §7): ids and choices, never content (prompts, messages and answers are not
+ * among them).
+ */
+const INPUT_AUDIT_KEYS = [
+  "task_id",
+  "request_id",
+  "decision",
+  "runtime",
+  "profile",
+  "correlation_id",
+  "idempotency_key"
+]
+
 /** Audit lines carry the caller's workdir/path strings, bounded in size. */
 const MAX_AUDIT_TEXT = 1024
 const auditText = (value: unknown): string | undefined =>
@@ -73,6 +88,12 @@ export const callTool = (tool: AnyTool, args: unknown, audit: AuditLog): Effect.
       success: Either.isRight(outcome),
       workdir: auditText(argument(args, "workdir")),
       path: auditText(argument(args, "path"))
+    }
+    if (Either.isRight(decoded)) {
+      for (const key of INPUT_AUDIT_KEYS) {
+        const value = auditText(argument(decoded.right, key))
+        if (value !== undefined) fields[key] = value
+      }
     }
     if (Either.isRight(outcome) && Either.isRight(decoded)) {
       Object.assign(fields, tool.audit(decoded.right, outcome.right))

@@ -1,3 +1,7 @@
+export * from "./claude/ClaudeAdapter.js"
+export type { ClaudeApprovalResolution } from "./claude/ClaudeMapping.js"
+export * from "./codex/CodexAdapter.js"
+export { CODEX_PROTOCOL_VERSION } from "./codex/protocol/Version.js"
 export * from "./fake/ScriptedAdapter.js"
 export * from "./fake/ScriptedCommand.js"
 export * from "./ProviderAdapter.js"

@@ -32,6 +32,11 @@ export interface BridgeSettings {
 }
 
 export const MAX_SPOOLED_RESULT_BYTES = 8_388_608
+/**
+ * The largest inline result: task.get must fit one 1 MiB RPC frame with the rest of the task
+ * view (manifest, pending request ≤ 64 KiB, preview), so inline results stay well below it.
+ */
+export const MAX_INLINE_RESULT_BYTES = 524_288
 
 const defaultCodexHome = (): string => process.env.CODEX_HOME ?? path.join(os.homedir(), ".codex")
 
@@ -146,7 +151,7 @@ export const BRIDGE_VARIABLES: { readonly [K in keyof BridgeSettings]: Entry<Bri
           : Either.left(`must be at most ${MAX_SPOOLED_RESULT_BYTES}`)
       ),
     description:
-      "Results up to this size are returned inline by get_agent_task; larger ones (up to 8 MiB) are spooled and read with read_agent_task_result."
+      "Results up to this size (as JSON text; at most 524288, so a task view fits one RPC frame) are returned inline by get_agent_task; larger ones (up to 8 MiB) are spooled and read with read_agent_task_result."
   },
   enableFakeRuntime: {
     variable: "SERVERFS_AGENT_ENABLE_FAKE_RUNTIME",

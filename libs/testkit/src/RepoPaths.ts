@@ -5,3 +5,4 @@ import { fileURLToPath } from "node:url"
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..")
 export const mcpMain = path.join(repoRoot, "apps/mcp/dist/main.js")
 export const cliMain = path.join(repoRoot, "apps/cli/dist/main.js")
+export const bridgeMain = path.join(repoRoot, "apps/bridge/dist/main.js")

@@ -51,7 +51,9 @@ export const promptBytes = utf8
 
 /**
  * The request fingerprint of idempotency (bridge-internals §6): the same key with the same
- * request returns the same task; with a different request it is refused.
+ * request returns the same task; with a different request it is refused. correlation_id is not
+ * part of it: spec v0.7 §2.1 says it is never used for idempotency (bridge-internals, older,
+ * included it) — a retry that carries a new correlation id is still the same request.
  */
 export const requestFingerprint = (request: {
   readonly runtime: string
@@ -61,7 +63,6 @@ export const requestFingerprint = (request: {
   readonly prompt: string
   readonly model: string | null
   readonly continueFrom: string | null
-  readonly correlationId: string | null
 }): string =>
   sha256Hex(
     canonicalJson({
@@ -71,7 +72,6 @@ export const requestFingerprint = (request: {
       profile: request.profile,
       prompt_sha256: sha256Hex(request.prompt),
       requested_model: request.model,
-      continue_from_task_id: request.continueFrom,
-      correlation_id: request.correlationId
+      continue_from_task_id: request.continueFrom
     })
   )

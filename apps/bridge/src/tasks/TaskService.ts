@@ -98,6 +98,25 @@ const DEFAULT_RESULT_CHUNK = 65_536
 
 const isoAfter = (millis: number, seconds: number) => new Date(millis + seconds * 1000).toISOString()
 
+/**
+ * Let pending I/O and other fibers run, at most every few milliseconds. A provider streaming
+ * events without pause would otherwise keep the event loop from polling sockets and keep the
+ * store's single connection (a semaphore its releaser re-takes at once): every RPC — task.get,
+ * cancel, answers — would wait until the stream stops. setImmediate runs right after the poll
+ * phase, without a timer's delay.
+ */
+const FAIRNESS_SLICE_MS = 5
+let lastEventLoopTurn = 0
+const yieldToEventLoop: Effect.Effect<void> = Effect.suspend(() => {
+  const now = performance.now()
+  if (now - lastEventLoopTurn < FAIRNESS_SLICE_MS) return Effect.void
+  lastEventLoopTurn = now
+  return Effect.async<void>((resume) => {
+    const handle = setImmediate(() => resume(Effect.void))
+    return Effect.sync(() => clearImmediate(handle))
+  })
+})
+
 type Resolution = ApprovalResolution | QuestionResolution
 
 export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge/TaskService", {
@@ -313,7 +332,8 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
       adapter: ProviderAdapter,
       redactor: Redactor
     ): TurnSink => ({
-      event: (eventType, payload) => tryEvent(task.task_id, eventType, redactor.record(payload)),
+      event: (eventType, payload) =>
+        Effect.zipLeft(tryEvent(task.task_id, eventType, redactor.record(payload)), yieldToEventLoop),
       nativeIds: (ids) =>
         store.setNativeIds(task.task_id, ids).pipe(
           Effect.flatMap((record) => updateGuard(record)),
@@ -384,7 +404,9 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
           )
           return
         }
-        if (size <= settings.resultSpoolThresholdBytes) {
+        // Inline only if the result as JSON text fits the threshold: escaping can multiply its size
+        // (a control character is 6 bytes as \\u00XX), and task.get must stay within one RPC frame.
+        if (Buffer.byteLength(JSON.stringify(text), "utf8") - 2 <= settings.resultSpoolThresholdBytes) {
           const sha256 = sha256Hex(text)
           yield* terminate(
             task.task_id,
@@ -617,8 +639,7 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
           profile,
           prompt: params.prompt,
           model,
-          continueFrom,
-          correlationId
+          continueFrom
         })
         // Idempotency before authorization: a resubmission returns the original task as it is now.
         if (idempotencyKey !== null) {
@@ -682,9 +703,13 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
           Effect.gen(function* () {
             const liveTask = newLiveTask(taskId)
             if (profile === "workspace-write") {
-              if (!leases.holds(workdir.slot)) yield* reconcileGuard(workdir.slot, workdir.alias)
+              // The flock first (a live writer anywhere means WORKDIR_BUSY, as on the MCP side);
+              // only its holder may then reconcile a guard left by a run it does not own.
               yield* leases.acquire(workdir.slot, workdir.alias)
               liveTask.leaseSlot = workdir.slot
+              yield* reconcileGuard(workdir.slot, workdir.alias).pipe(
+                Effect.tapError(() => leases.release(workdir.slot))
+              )
             }
             const attempt = yield* store
               .insertTask(
@@ -722,14 +747,15 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
                 .pipe(Effect.either)
               if (Either.isLeft(published)) {
                 yield* leases.release(workdir.slot)
+                // A queued task cannot fail (the transition table): it is interrupted, never run.
                 yield* terminate(
                   taskId,
-                  "failed",
+                  "interrupted",
                   {
                     error_code: "BRIDGE_SCHEDULING_FAILED",
                     error_message: "the recovery guard could not be published"
                   },
-                  { type: "task.failed", payload: { error_code: "BRIDGE_SCHEDULING_FAILED" } }
+                  { type: "task.interrupted", payload: { error_code: "BRIDGE_SCHEDULING_FAILED" } }
                 )
                 return yield* published.left
               }
@@ -1069,13 +1095,21 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
     })
 
     // Graceful shutdown (runs before the fiber set is torn down): every live task is interrupted
-    // honestly with BRIDGE_SHUTDOWN, its provider asked to stop, its lease released.
+    // honestly with BRIDGE_SHUTDOWN — terminal first, so a pending interaction is staled as part
+    // of that move rather than withdrawn — then its provider is asked to stop and its lease
+    // released by the turn's cleanup.
     yield* Effect.addFinalizer(() =>
       Effect.forEach(
         [...live.values()],
         (liveTask) =>
           Effect.gen(function* () {
             liveTask.stopReason = "shutdown"
+            yield* terminate(
+              liveTask.taskId,
+              "interrupted",
+              { error_code: "BRIDGE_SHUTDOWN", error_message: "the bridge stopped during the task" },
+              { type: "task.interrupted", payload: { error_code: "BRIDGE_SHUTDOWN" } }
+            )
             const task = yield* store.getTask(liveTask.taskId)
             if (Option.isSome(task)) yield* cancelProvider(registry.get(task.value.runtime), liveTask.taskId)
             if (liveTask.fiber !== undefined) yield* Fiber.interrupt(liveTask.fiber)

@@ -1,0 +1,402 @@
+/**
+ * Test support: a sandbox of real directories and a real `serverfs-bridge` process (the built
+ * apps/bridge/dist/main.js) talked to through the real RPC client over its Unix socket.
+ */
+import { type ChildProcess, spawn } from "node:child_process"
+import * as fs from "node:fs"
+import * as net from "node:net"
+import * as os from "node:os"
+import * as path from "node:path"
+import { fileURLToPath } from "node:url"
+import type {
+  BridgeMethod,
+  MethodParams,
+  MethodResult,
+  TaskEvent,
+  TaskStatus,
+  TaskView
+} from "@serverfs/domain"
+import { type BridgeClientService, makeBridgeClient } from "@serverfs/rpc"
+import { Effect, Either } from "effect"
+
+const here = path.dirname(fileURLToPath(import.meta.url))
+export const repoRoot = path.resolve(here, "..", "..", "..", "..")
+export const bridgeMain = path.join(repoRoot, "apps", "bridge", "dist", "main.js")
+
+export const assertBuilt = (): void => {
+  if (!fs.existsSync(bridgeMain)) {
+    throw new Error("build the bridge first: cd /work/main && npx tsc -b tsconfig.build.json")
+  }
+}
+
+// ---- sandbox ----------------------------------------------------------------------------------
+
+export interface WorkdirSpec {
+  readonly slot: number
+  readonly alias: string
+  /** Directory name under the sandbox's `workdirs/` (or an absolute path). */
+  readonly dir?: string
+  readonly readOnly?: boolean
+  readonly mode?: "disabled" | "review" | "workspace-write"
+  readonly runtimes?: string
+  readonly extra?: Readonly<Record<string, string>>
+}
+
+export interface Sandbox {
+  readonly base: string
+  readonly socketPath: string
+  readonly lockDir: string
+  readonly stateDir: string
+  /** Host path of each configured workdir, by alias. */
+  readonly workdirs: ReadonlyMap<string, string>
+  readonly workdir: (alias: string) => string
+  /** The environment of a bridge over this sandbox, plus `overrides`. */
+  readonly env: (overrides?: Readonly<Record<string, string>>) => Record<string, string>
+  readonly remove: () => void
+}
+
+const slotId = (slot: number) => String(slot).padStart(2, "0")
+
+export const makeSandbox = (specs: ReadonlyArray<WorkdirSpec>): Sandbox => {
+  const base = fs.mkdtempSync(path.join(os.tmpdir(), "sfb-"))
+  const workdirs = new Map<string, string>()
+  const vars: Record<string, string> = {}
+  for (const spec of specs) {
+    const dir =
+      spec.dir !== undefined && path.isAbsolute(spec.dir)
+        ? spec.dir
+        : path.join(base, "workdirs", spec.dir ?? spec.alias)
+    fs.mkdirSync(dir, { recursive: true })
+    workdirs.set(spec.alias, dir)
+    const id = slotId(spec.slot)
+    vars[`WORKDIR_${id}_ALIAS`] = spec.alias
+    vars[`WORKDIR_${id}_PATH`] = dir
+    vars[`WORKDIR_${id}_READ_ONLY`] = String(spec.readOnly ?? false)
+    if (spec.mode !== undefined) vars[`WORKDIR_${id}_AGENT_MODE`] = spec.mode
+    if (spec.runtimes !== undefined) vars[`WORKDIR_${id}_AGENT_RUNTIMES`] = spec.runtimes
+    for (const [k, v] of Object.entries(spec.extra ?? {})) vars[`WORKDIR_${id}_${k}`] = v
+  }
+  const socketPath = path.join(base, "sock", "bridge.sock")
+  const lockDir = path.join(base, "locks")
+  const stateDir = path.join(base, "state")
+  return {
+    base,
+    socketPath,
+    lockDir,
+    stateDir,
+    workdirs,
+    workdir: (alias) => {
+      const dir = workdirs.get(alias)
+      if (dir === undefined) throw new Error(`no workdir ${alias}`)
+      return dir
+    },
+    env: (overrides = {}) => ({
+      PATH: process.env.PATH ?? "/usr/bin:/bin",
+      HOME: base,
+      ...vars,
+      SERVERFS_AGENT_BRIDGE_ENABLED: "true",
+      SERVERFS_AGENT_BRIDGE_SOCKET: socketPath,
+      SERVERFS_AGENT_LOCK_DIR: lockDir,
+      SERVERFS_AGENT_BRIDGE_STATE_DIR: stateDir,
+      SERVERFS_AGENT_ENABLE_FAKE_RUNTIME: "true",
+      ...overrides
+    }),
+    remove: () => fs.rmSync(base, { recursive: true, force: true })
+  }
+}
+
+// ---- the daemon -------------------------------------------------------------------------------
+
+export interface Exited {
+  readonly code: number | null
+  readonly signal: NodeJS.Signals | null
+}
+
+export interface Bridge {
+  readonly proc: ChildProcess
+  readonly client: BridgeClientService
+  readonly stdout: () => string
+  readonly stderr: () => string
+  readonly exited: Promise<Exited>
+  /** SIGTERM (or another signal) and wait for the exit. */
+  readonly stop: (signal?: NodeJS.Signals) => Promise<Exited>
+  /** SIGKILL and wait for the exit. */
+  readonly kill: () => Promise<Exited>
+}
+
+const live = new Set<ChildProcess>()
+
+/** SIGKILL every bridge a test left running (afterEach/afterAll). */
+export const killAll = async (): Promise<void> => {
+  const procs = [...live]
+  live.clear()
+  await Promise.all(
+    procs.map(
+      (p) =>
+        new Promise<void>((resolve) => {
+          if (p.exitCode !== null || p.signalCode !== null) return resolve()
+          p.once("exit", () => resolve())
+          p.kill("SIGKILL")
+        })
+    )
+  )
+}
+
+export const spawnBridge = (env: Record<string, string>) => {
+  assertBuilt()
+  const proc = spawn(process.execPath, [bridgeMain], { env, stdio: ["ignore", "pipe", "pipe"] })
+  live.add(proc)
+  let stdout = ""
+  let stderr = ""
+  proc.stdout?.on("data", (c: Buffer) => {
+    stdout += c.toString("utf8")
+  })
+  proc.stderr?.on("data", (c: Buffer) => {
+    stderr += c.toString("utf8")
+  })
+  const exited = new Promise<Exited>((resolve) =>
+    proc.once("exit", (code, signal) => {
+      live.delete(proc)
+      resolve({ code, signal })
+    })
+  )
+  return { proc, exited, stdout: () => stdout, stderr: () => stderr }
+}
+
+/** Run the bridge until it exits by itself (a refused start), bounded. */
+export const runToExit = async (
+  env: Record<string, string>,
+  timeoutMs = 30_000
+): Promise<Exited & { readonly stdout: string; readonly stderr: string }> => {
+  const child = spawnBridge(env)
+  const timer = setTimeout(() => child.proc.kill("SIGKILL"), timeoutMs)
+  const exit = await child.exited
+  clearTimeout(timer)
+  return { ...exit, stdout: child.stdout(), stderr: child.stderr() }
+}
+
+/** Start the bridge and wait until it serves (its `bridge_started` line). */
+export const startBridge = async (env: Record<string, string>, timeoutMs = 45_000): Promise<Bridge> => {
+  const child = spawnBridge(env)
+  const socketPath = env.SERVERFS_AGENT_BRIDGE_SOCKET
+  if (socketPath === undefined) throw new Error("no socket path")
+  await new Promise<void>((resolve, reject) => {
+    const started = Date.now()
+    const tick = setInterval(() => {
+      if (child.stderr().includes('"event":"bridge_started"')) {
+        clearInterval(tick)
+        resolve()
+      } else if (child.proc.exitCode !== null || child.proc.signalCode !== null) {
+        clearInterval(tick)
+        reject(new Error(`the bridge exited during startup: ${child.stderr()}`))
+      } else if (Date.now() - started > timeoutMs) {
+        clearInterval(tick)
+        child.proc.kill("SIGKILL")
+        reject(new Error(`the bridge did not start: ${child.stderr()}`))
+      }
+    }, 10)
+  })
+  const signal = async (sig: NodeJS.Signals): Promise<Exited> => {
+    if (child.proc.exitCode === null && child.proc.signalCode === null) child.proc.kill(sig)
+    return child.exited
+  }
+  return {
+    proc: child.proc,
+    client: makeBridgeClient({ socketPath, timeoutSeconds: 30 }),
+    stdout: child.stdout,
+    stderr: child.stderr,
+    exited: child.exited,
+    stop: (sig = "SIGTERM") => signal(sig),
+    kill: () => signal("SIGKILL")
+  }
+}
+
+// ---- RPC helpers ------------------------------------------------------------------------------
+
+export const call = <M extends BridgeMethod>(
+  client: BridgeClientService,
+  method: M,
+  params: MethodParams<M>
+): Promise<MethodResult<M>> => Effect.runPromise(client.call(method, params))
+
+export interface CallFailure {
+  readonly code: string
+  readonly message: string
+}
+
+/** The failure of a call that must fail (a success fails the test). */
+export const callError = async <M extends BridgeMethod>(
+  client: BridgeClientService,
+  method: M,
+  params: MethodParams<M>
+): Promise<CallFailure> => {
+  const result = await Effect.runPromise(Effect.either(client.call(method, params)))
+  if (Either.isRight(result)) {
+    throw new Error(`${method} was expected to fail but returned ${JSON.stringify(result.right)}`)
+  }
+  return { code: result.left._tag, message: result.left.message }
+}
+
+/** The outcome of a call as a code ("OK" on success), for concurrent races. */
+export const callCode = async <M extends BridgeMethod>(
+  client: BridgeClientService,
+  method: M,
+  params: MethodParams<M>
+): Promise<string> => {
+  const result = await Effect.runPromise(Effect.either(client.call(method, params)))
+  return Either.isRight(result) ? "OK" : result.left._tag
+}
+
+export type Outcome<A> =
+  | { readonly ok: true; readonly value: A }
+  | { readonly ok: false; readonly code: string }
+
+/** A call's outcome as a value, for concurrent calls. */
+export const callOutcome = async <M extends BridgeMethod>(
+  client: BridgeClientService,
+  method: M,
+  params: MethodParams<M>
+): Promise<Outcome<MethodResult<M>>> => {
+  const result = await Effect.runPromise(Effect.either(client.call(method, params)))
+  return Either.isRight(result) ? { ok: true, value: result.right } : { ok: false, code: result.left._tag }
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+
+/** Poll `probe` until it returns a value other than undefined (bounded). */
+export const waitUntil = async <A>(
+  what: string,
+  probe: () => Promise<A | undefined> | A | undefined,
+  timeoutMs = 30_000,
+  intervalMs = 25
+): Promise<A> => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await probe()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await sleep(intervalMs)
+  }
+}
+
+export const getTask = (client: BridgeClientService, taskId: string): Promise<TaskView> =>
+  call(client, "task.get", { task_id: taskId })
+
+/** Poll task.get until the task has one of `statuses` (bounded). */
+export const waitForStatus = (
+  client: BridgeClientService,
+  taskId: string,
+  statuses: TaskStatus | ReadonlyArray<TaskStatus>,
+  timeoutMs = 30_000,
+  intervalMs = 25
+): Promise<TaskView> => {
+  const wanted: ReadonlyArray<TaskStatus> = typeof statuses === "string" ? [statuses] : statuses
+  let last: TaskStatus | undefined
+  return waitUntil(
+    `task ${taskId} to become ${wanted.join("|")} (last: ${last})`,
+    async () => {
+      const view = await getTask(client, taskId)
+      last = view.status
+      return wanted.includes(view.status) ? view : undefined
+    },
+    timeoutMs,
+    intervalMs
+  )
+}
+
+export const TERMINAL: ReadonlyArray<TaskStatus> = ["succeeded", "failed", "cancelled", "interrupted"]
+
+/** Every event of a task, read page by page. */
+export const allEvents = async (
+  client: BridgeClientService,
+  taskId: string,
+  pageSize = 500
+): Promise<Array<TaskEvent>> => {
+  const out: Array<TaskEvent> = []
+  let cursor = 0
+  for (;;) {
+    const page = await call(client, "task.events", {
+      task_id: taskId,
+      after_event_id: cursor,
+      limit: pageSize
+    })
+    out.push(...page.events)
+    if (page.events.length === 0) return out
+    cursor = page.next_after_event_id
+  }
+}
+
+export const eventTypes = (events: ReadonlyArray<TaskEvent>): Array<string> => events.map((e) => e.event_type)
+
+/** Wait until the task has an event of `type`; returns all events then. */
+export const waitForEvent = (
+  client: BridgeClientService,
+  taskId: string,
+  type: string,
+  timeoutMs = 30_000
+): Promise<Array<TaskEvent>> =>
+  waitUntil(
+    `event ${type} of ${taskId}`,
+    async () => {
+      const events = await allEvents(client, taskId)
+      return events.some((e) => e.event_type === type) ? events : undefined
+    },
+    timeoutMs
+  )
+
+export interface SubmitInput {
+  readonly prompt: string
+  readonly workdir?: string
+  readonly path?: string
+  readonly profile?: string
+  readonly runtime?: string
+  readonly continue_from_task_id?: string
+  readonly correlation_id?: string
+  readonly idempotency_key?: string
+}
+
+export const submitParams = (input: SubmitInput, defaultWorkdir: string): MethodParams<"task.submit"> => ({
+  runtime: input.runtime ?? "fake",
+  workdir: input.workdir ?? defaultWorkdir,
+  path: input.path ?? "",
+  profile: input.profile ?? "review",
+  prompt: input.prompt,
+  ...(input.continue_from_task_id === undefined
+    ? {}
+    : { continue_from_task_id: input.continue_from_task_id }),
+  ...(input.correlation_id === undefined ? {} : { correlation_id: input.correlation_id }),
+  ...(input.idempotency_key === undefined ? {} : { idempotency_key: input.idempotency_key })
+})
+
+/** The JSON lines of a bridge's stderr, parsed (a non-JSON line fails the test). */
+export const stderrRecords = (stderr: string): Array<Record<string, unknown>> =>
+  stderr
+    .split("\n")
+    .filter((l) => l !== "")
+    .map((l) => JSON.parse(l) as Record<string, unknown>)
+
+export const modeOf = (p: string): number => fs.lstatSync(p).mode & 0o7777
+
+/** One raw NDJSON request line on a fresh connection; the parsed response line. */
+export const rawCall = (socketPath: string, request: unknown): Promise<Record<string, unknown>> =>
+  new Promise((resolve, reject) => {
+    const socket = net.createConnection({ path: socketPath })
+    let buffer = ""
+    const timer = setTimeout(() => {
+      socket.destroy()
+      reject(new Error("no response"))
+    }, 30_000)
+    socket.on("connect", () => socket.write(`${JSON.stringify(request)}\n`))
+    socket.on("data", (chunk: Buffer) => {
+      buffer += chunk.toString("utf8")
+      const newline = buffer.indexOf("\n")
+      if (newline === -1) return
+      clearTimeout(timer)
+      socket.destroy()
+      resolve(JSON.parse(buffer.slice(0, newline)) as Record<string, unknown>)
+    })
+    socket.on("error", (error) => {
+      clearTimeout(timer)
+      reject(error)
+    })
+  })

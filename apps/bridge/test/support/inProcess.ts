@@ -1,0 +1,94 @@
+/**
+ * The bridge's service graph in the test process (the same layers main.ts builds), on real
+ * directories, a real SQLite file and real lock files. Configuration comes from a map instead of
+ * the environment; audit lines go to memory. `adapters` replaces the runtime registry, for
+ * provider shapes the scripted runtime never produces.
+ */
+import type { ProviderAdapter } from "@serverfs/adapters"
+import type { RuntimeInfo } from "@serverfs/domain"
+import { Configuration, WorkdirRegistry } from "@serverfs/policy"
+import { type BridgeClientService, makeBridgeClient, serveRpc } from "@serverfs/rpc"
+import { TaskStore } from "@serverfs/store"
+import { AuditLog, AuditSink } from "@serverfs/telemetry-local"
+import { WorkdirRoots } from "@serverfs/workspace"
+import { ConfigProvider, Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
+import {
+  BridgeLeases,
+  BridgeSettingsTag,
+  RuntimeRegistry,
+  rpcHandlers,
+  TaskService
+} from "../../src/index.js"
+
+export const registryOf = (adapters: ReadonlyArray<ProviderAdapter>): Layer.Layer<RuntimeRegistry> =>
+  Layer.succeed(
+    RuntimeRegistry,
+    RuntimeRegistry.make({
+      get: (name: string) => adapters.find((a) => a.name === name),
+      list: (): Effect.Effect<ReadonlyArray<RuntimeInfo>> => Effect.forEach(adapters, (a) => a.probe())
+    })
+  )
+
+export const inProcessBridge = (
+  env: Readonly<Record<string, string>>,
+  adapters?: ReadonlyArray<ProviderAdapter>
+) => {
+  const audit = AuditSink.memory()
+  const store = Layer.unwrapEffect(
+    Effect.map(BridgeSettingsTag, (settings) => TaskStore.layer({ stateDir: settings.stateDir }))
+  )
+  const layer = TaskService.Default.pipe(
+    Layer.provideMerge(adapters === undefined ? RuntimeRegistry.Default : registryOf(adapters)),
+    Layer.provideMerge(BridgeLeases.Default),
+    Layer.provideMerge(store),
+    Layer.provideMerge(WorkdirRoots.Default),
+    Layer.provideMerge(WorkdirRegistry.Default),
+    Layer.provideMerge(AuditLog.Default),
+    Layer.provideMerge(BridgeSettingsTag.layer),
+    Layer.provideMerge(Configuration.Default),
+    Layer.provide(audit.layer),
+    Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
+  )
+  return { layer, auditLines: audit.lines }
+}
+
+export interface InProcessServer {
+  readonly client: BridgeClientService
+  readonly auditLines: ReadonlyArray<string>
+  readonly close: () => Promise<void>
+}
+
+/**
+ * The service graph plus the real RPC server on `socketPath`, in this process: the same
+ * handlers main.ts serves, reached through the real client — with adapters of the test's choice.
+ */
+export const serveInProcess = async (
+  env: Readonly<Record<string, string>>,
+  socketPath: string,
+  adapters: ReadonlyArray<ProviderAdapter>
+): Promise<InProcessServer> => {
+  const { layer, auditLines } = inProcessBridge(env, adapters)
+  const runtime = ManagedRuntime.make(layer)
+  const scope = Effect.runSync(Scope.make())
+  try {
+    await runtime.runPromise(
+      Effect.flatMap(TaskService, (tasks) =>
+        Scope.extend(
+          serveRpc({ socketPath, allowedPeer: { uid: null, gid: null }, handle: rpcHandlers(tasks) }),
+          scope
+        )
+      )
+    )
+  } catch (error) {
+    await runtime.dispose()
+    throw error
+  }
+  return {
+    client: makeBridgeClient({ socketPath, timeoutSeconds: 30 }),
+    auditLines,
+    close: async () => {
+      await Effect.runPromise(Scope.close(scope, Exit.void))
+      await runtime.dispose()
+    }
+  }
+}

@@ -1,0 +1,364 @@
+/**
+ * The pure Codex ↔ ServerFS mapping (spec v0.3 §16–§17, bridge-internals §7): decisions both
+ * ways, path redaction of what the chat sees, permission grants, questions and answers, the
+ * final text, progress events. Shapes the real binary cannot be made to send offline (secret
+ * questions, network contexts, absent decision lists) are covered here.
+ */
+import { describe, expect, it } from "@effect/vitest"
+import {
+  commandApproval,
+  decisionsFrom,
+  displayPath,
+  fileChangeApproval,
+  finalTextOf,
+  itemEvent,
+  nativeDecision,
+  permissionApproval,
+  permissionReply,
+  questionPayload,
+  questionReply,
+  redactCommand,
+  scrubMessage
+} from "../../src/codex/CodexMapping.js"
+import type {
+  CommandExecutionRequestApprovalParams,
+  PermissionsRequestApprovalParams,
+  ThreadItem,
+  ToolRequestUserInputParams
+} from "../../src/codex/protocol/generated/v2/index.js"
+
+const ROOT = "/srv/work/app"
+
+describe("decisions", () => {
+  it("are translated back from availableDecisions; amendments are never offered", () => {
+    expect(
+      decisionsFrom([
+        "accept",
+        { acceptWithExecpolicyAmendment: { execpolicy_amendment: ["echo"] } },
+        "cancel"
+      ])
+    ).toEqual(["approve_once", "cancel_task"])
+    expect(decisionsFrom(["cancel", "decline", "acceptForSession", "accept"])).toEqual([
+      "approve_once",
+      "approve_session",
+      "deny",
+      "cancel_task"
+    ])
+    expect(
+      decisionsFrom([
+        "accept",
+        "acceptForSession",
+        {
+          applyNetworkPolicyAmendment: { network_policy_amendment: { host: "example.com", action: "allow" } }
+        },
+        "cancel"
+      ])
+    ).toEqual(["approve_once", "approve_session", "cancel_task"])
+  })
+
+  it("default to approve_once, deny, cancel_task when absent or untranslatable", () => {
+    expect(decisionsFrom(undefined)).toEqual(["approve_once", "deny", "cancel_task"])
+    expect(decisionsFrom(null)).toEqual(["approve_once", "deny", "cancel_task"])
+    expect(decisionsFrom([])).toEqual(["approve_once", "deny", "cancel_task"])
+  })
+
+  it("map to Codex's: approve_once→accept, approve_session→acceptForSession, deny→decline, cancel_task→cancel", () => {
+    expect(["approve_once", "approve_session", "deny", "cancel_task", "bogus"].map(nativeDecision)).toEqual([
+      "accept",
+      "acceptForSession",
+      "decline",
+      "cancel",
+      "decline"
+    ])
+  })
+})
+
+describe("host paths", () => {
+  it("display paths: workdir-relative, '.' for the root, <outside-workdir> otherwise (no prefix tricks)", () => {
+    expect(displayPath(ROOT, ROOT)).toBe(".")
+    expect(displayPath(ROOT, `${ROOT}/`)).toBe(".")
+    expect(displayPath(ROOT, `${ROOT}/src/a.ts`)).toBe("src/a.ts")
+    expect(displayPath(ROOT, `${ROOT}_evil/a.ts`)).toBe("<outside-workdir>")
+    expect(displayPath(ROOT, `${ROOT}/../secret`)).toBe("<outside-workdir>")
+    expect(displayPath(ROOT, "/etc/passwd")).toBe("<outside-workdir>")
+    expect(displayPath(ROOT, "relative/x")).toBe("relative/x")
+  })
+
+  it("commands: the workdir root as a whole path becomes relative; other text is kept", () => {
+    expect(redactCommand(ROOT, `/bin/bash -lc 'cat ${ROOT}/src/a.ts > ${ROOT}/out'`)).toBe(
+      "/bin/bash -lc 'cat src/a.ts > out'"
+    )
+    expect(redactCommand(ROOT, `cd ${ROOT} && ls ${ROOT}/`)).toBe("cd . && ls .")
+    expect(redactCommand(ROOT, `ls ${ROOT}_evil/x`)).toBe(`ls ${ROOT}_evil/x`)
+    expect(redactCommand(ROOT, "rm /tmp/x")).toBe("rm /tmp/x")
+  })
+
+  it("provider messages: the workdir becomes <workdir>, other absolute paths <path>, bounded", () => {
+    expect(
+      scrubMessage(ROOT, `failed in ${ROOT}/src and /home/u/.codex/x (see http://127.0.0.1:9/v1/responses)`)
+    ).toBe("failed in <workdir>/src and <path> (see http://127.0.0.1:9/v1/responses)")
+    expect(scrubMessage(ROOT, "x".repeat(5000)).length).toBe(2001)
+  })
+})
+
+const commandParams = (
+  extra: Partial<CommandExecutionRequestApprovalParams>
+): CommandExecutionRequestApprovalParams => ({
+  kind: "command",
+  threadId: "th",
+  turnId: "tu",
+  itemId: "call_1",
+  startedAtMs: 0,
+  environmentId: "local",
+  ...extra
+})
+
+describe("approvals", () => {
+  it("command: display redacted, relative cwd, network context kept, decisions translated", () => {
+    const payload = commandApproval(
+      commandParams({
+        command: `/bin/bash -lc 'curl -o ${ROOT}/x https://example.com'`,
+        cwd: `${ROOT}/sub`,
+        reason: "download",
+        networkApprovalContext: { host: "example.com", protocol: "https" },
+        additionalPermissions: {
+          network: null,
+          fileSystem: { read: null, write: [`${ROOT}/out`, "/opt/x"] }
+        },
+        availableDecisions: ["accept", "acceptForSession", "cancel"]
+      }),
+      ROOT
+    )
+    expect(payload).toEqual({
+      category: "command",
+      title: "Codex wants to run a command",
+      available_decisions: ["approve_once", "approve_session", "cancel_task"],
+      reason: "download",
+      command_display: "/bin/bash -lc 'curl -o x https://example.com'",
+      relative_cwd: "sub",
+      additional_permissions: {
+        network: null,
+        fileSystem: { read: null, write: ["out", "<outside-workdir>"] }
+      },
+      network_approval_context: { host: "example.com", protocol: "https" }
+    })
+  })
+
+  it("command without a command line falls back to the parsed actions; no decisions → the default set", () => {
+    const payload = commandApproval(
+      commandParams({
+        commandActions: [{ type: "unknown", command: "make test" }],
+        availableDecisions: null
+      }),
+      ROOT
+    )
+    expect(payload.command_display).toBe("make test")
+    expect(payload.available_decisions).toEqual(["approve_once", "deny", "cancel_task"])
+    expect(payload.relative_cwd).toBeUndefined()
+  })
+
+  it("file change: the changed paths (or grantRoot) as display paths, the default decisions", () => {
+    const params = {
+      threadId: "th",
+      turnId: "tu",
+      itemId: "i",
+      startedAtMs: 0,
+      reason: "write",
+      grantRoot: "/opt"
+    }
+    expect(fileChangeApproval(params, [`${ROOT}/a.ts`, `${ROOT}/a.ts`, "/etc/x"], ROOT)).toEqual({
+      category: "file_change",
+      title: "Codex wants to change files",
+      available_decisions: ["approve_once", "deny", "cancel_task"],
+      reason: "write",
+      file_changes: [{ path: "a.ts" }, { path: "<outside-workdir>" }]
+    })
+    expect(fileChangeApproval(params, [], ROOT).file_changes).toEqual([{ path: "<outside-workdir>" }])
+  })
+
+  const permissionParams: PermissionsRequestApprovalParams = {
+    threadId: "th",
+    turnId: "tu",
+    itemId: "i",
+    environmentId: "local",
+    startedAtMs: 0,
+    cwd: ROOT,
+    reason: "deps",
+    permissions: { network: { enabled: true }, fileSystem: { read: null, write: [`${ROOT}/build`] } }
+  }
+
+  it("permissions: top-level categories are the selectable ids, all four decisions, paths redacted", () => {
+    expect(permissionApproval(permissionParams, ROOT)).toEqual({
+      category: "provider_permission",
+      title: "Codex asks for additional permissions",
+      available_decisions: ["approve_once", "approve_session", "deny", "cancel_task"],
+      reason: "deps",
+      relative_cwd: ".",
+      requested_permissions: [
+        { permission_id: "network", kind: "network", details: { enabled: true } },
+        { permission_id: "fileSystem", kind: "file_system", details: { read: null, write: ["build"] } }
+      ]
+    })
+    const onlyNetwork = { ...permissionParams, permissions: { network: { enabled: true }, fileSystem: null } }
+    expect(permissionApproval(onlyNetwork, ROOT).requested_permissions?.map((p) => p.permission_id)).toEqual([
+      "network"
+    ])
+  })
+
+  it("permission replies: the granted subset or all, turn or session scope; nothing on deny/cancel", () => {
+    expect(
+      permissionReply(permissionParams, { decision: "approve_once", granted_permission_ids: ["network"] })
+    ).toEqual({
+      permissions: { network: { enabled: true } },
+      scope: "turn"
+    })
+    expect(
+      permissionReply(permissionParams, { decision: "approve_session", granted_permission_ids: [] })
+    ).toEqual({
+      permissions: permissionParams.permissions,
+      scope: "session"
+    })
+    for (const decision of ["deny", "cancel_task"] as const) {
+      expect(permissionReply(permissionParams, { decision, granted_permission_ids: ["network"] })).toEqual({
+        permissions: {},
+        scope: "turn"
+      })
+    }
+  })
+})
+
+describe("questions", () => {
+  const params: ToolRequestUserInputParams = {
+    threadId: "th",
+    turnId: "tu",
+    itemId: "i",
+    isBlocking: true,
+    autoResolutionMs: null,
+    questions: [
+      {
+        id: "color",
+        header: "Color",
+        question: "Which color?",
+        isOther: false,
+        isSecret: false,
+        options: [
+          { label: "Blue", description: "" },
+          { label: "Red", description: "warm" }
+        ]
+      },
+      { id: "name", header: "", question: "Project name?", isOther: false, isSecret: false, options: null }
+    ]
+  }
+
+  it("options get opt_<q>_<o> ids; free text when isOther or without options; never multi-select", () => {
+    expect(questionPayload(params)).toEqual({
+      questions: [
+        {
+          question_id: "color",
+          prompt: "Color: Which color?",
+          options: [
+            { option_id: "opt_0_0", label: "Blue" },
+            { option_id: "opt_0_1", label: "Red", description: "warm" }
+          ],
+          multi_select: false,
+          allow_free_text: false
+        },
+        {
+          question_id: "name",
+          prompt: "Project name?",
+          options: [],
+          multi_select: false,
+          allow_free_text: true
+        }
+      ]
+    })
+  })
+
+  it("answers go back as labels then the free text, by question id", () => {
+    expect(
+      questionReply(params, {
+        answers: [
+          { question_id: "color", selected_option_ids: ["opt_0_1"] },
+          { question_id: "name", selected_option_ids: [], text: "  serverfs " }
+        ]
+      })
+    ).toEqual({ answers: { color: { answers: ["Red"] }, name: { answers: ["serverfs"] } } })
+  })
+
+  it("a secret question is never relayed", () => {
+    const secret = {
+      ...params,
+      questions: [
+        { id: "token", header: "", question: "API token?", isOther: true, isSecret: true, options: null }
+      ]
+    }
+    expect(questionPayload(secret)).toBeUndefined()
+  })
+})
+
+describe("progress", () => {
+  it("the final text: the last final_answer, else the last message, else empty", () => {
+    expect(
+      finalTextOf([
+        { id: "1", text: "a", phase: "final_answer" },
+        { id: "2", text: "b", phase: "commentary" }
+      ])
+    ).toBe("a")
+    expect(
+      finalTextOf([
+        { id: "1", text: "a", phase: null },
+        { id: "2", text: "b", phase: "commentary" }
+      ])
+    ).toBe("b")
+    expect(finalTextOf([])).toBe("")
+  })
+
+  it("items: completed agent messages, commands and file changes with display paths; no user input", () => {
+    const message = {
+      type: "agentMessage",
+      id: "m",
+      text: "hi",
+      phase: "final_answer",
+      moderation: null,
+      memoryCitation: null,
+      delivery: null,
+      questions: null
+    } as ThreadItem
+    expect(itemEvent(message, "started", ROOT)).toBeUndefined()
+    expect(itemEvent(message, "completed", ROOT)).toEqual({
+      type: "agent.message",
+      payload: { text: "hi", phase: "final_answer" }
+    })
+    const command = {
+      type: "commandExecution",
+      id: "c",
+      pluginId: null,
+      scriptPath: null,
+      command: `ls ${ROOT}/src`,
+      cwd: ROOT,
+      processId: null,
+      source: "agent",
+      status: "inProgress",
+      commandActions: [],
+      aggregatedOutput: "secret output",
+      exitCode: null,
+      durationMs: null
+    } as ThreadItem
+    expect(itemEvent(command, "started", ROOT)).toEqual({
+      type: "item.started",
+      payload: { type: "commandExecution", command: "ls src", cwd: ".", status: "inProgress" }
+    })
+    const change = {
+      type: "fileChange",
+      id: "f",
+      status: "completed",
+      changes: [{ path: `${ROOT}/a.ts`, kind: { type: "update", move_path: null }, diff: "+x" }]
+    } as ThreadItem
+    expect(itemEvent(change, "completed", ROOT)).toEqual({
+      type: "item.completed",
+      payload: { type: "fileChange", status: "completed", changes: [{ path: "a.ts", kind: "update" }] }
+    })
+    const user = { type: "userMessage", id: "u", clientId: null, content: [] } as ThreadItem
+    expect(itemEvent(user, "completed", ROOT)).toBeUndefined()
+  })
+})
