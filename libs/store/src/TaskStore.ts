@@ -51,6 +51,8 @@ export type Instant = Date | string
 
 /** The longest page of events one `readEvents` returns (bridge-internals §4: limit 1..500). */
 export const MAX_EVENTS_PAGE = 500
+/** Rows per multi-row event INSERT: 4 parameters each, well under SQLite's 32766. */
+const INSERT_ROWS = 500
 
 export interface TransitionResult {
   readonly task: TaskRecord
@@ -75,6 +77,13 @@ export interface GcOptions {
   readonly retentionSeconds: number
   /** Tasks a recovery guard still points at (bridge-internals §3): never collected. */
   readonly protectedTaskIds?: Iterable<string>
+}
+
+/** An event to append: the payload is fitted to the size limit (bridge-internals §7.1) first. */
+export interface NewEvent {
+  readonly taskId: string
+  readonly eventType: string
+  readonly payload: Readonly<Record<string, unknown>>
 }
 
 export interface TaskStoreShape {
@@ -103,6 +112,18 @@ export interface TaskStoreShape {
     payload: Readonly<Record<string, unknown>>,
     limits: { readonly maxEventsPerTask: number; readonly maxEventBytes: number }
   ) => Effect.Effect<TaskEvent, AgentTaskNotFound | AgentEventTooLarge | AgentEventLimitReached>
+  /**
+   * Several events, of one or many tasks, in one transaction and in the given order: the bridge's
+   * event writer commits whatever accumulated while the previous batch was being written. Each
+   * entry gets its own outcome (its event id, or why it was refused); a refused entry does not
+   * affect the others. Every event of the batch is stamped with the commit time.
+   */
+  readonly appendEvents: (
+    events: ReadonlyArray<NewEvent>,
+    limits: { readonly maxEventsPerTask: number; readonly maxEventBytes: number }
+  ) => Effect.Effect<
+    ReadonlyArray<Either.Either<number, AgentTaskNotFound | AgentEventTooLarge | AgentEventLimitReached>>
+  >
   readonly readEvents: (
     taskId: string,
     afterEventId: number,
@@ -479,6 +500,70 @@ const makeStore = Effect.gen(function* () {
     )
   })
 
+  const appendEvents = Effect.fn("TaskStore.appendEvents")(function* (
+    events: ReadonlyArray<NewEvent>,
+    limits: { readonly maxEventsPerTask: number; readonly maxEventBytes: number }
+  ) {
+    type Outcome = Either.Either<number, AgentTaskNotFound | AgentEventTooLarge | AgentEventLimitReached>
+    if (events.length === 0) return [] as ReadonlyArray<Outcome>
+    const fitted = events.map((e) => fitEventPayload(e.eventType, e.payload, limits.maxEventBytes))
+    const now = yield* nowIso
+    return yield* mutate(
+      Effect.gen(function* () {
+        // One count read per task, then every accepted event in multi-row INSERTs, then one
+        // count write per task: a batch costs a handful of statements, not several per event.
+        const taskIds = [...new Set(events.map((e) => e.taskId))]
+        const counts = new Map<string, number>()
+        for (const row of yield* sql<{ readonly task_id: string; readonly event_count: number }>`
+          SELECT task_id, event_count FROM tasks WHERE ${sql.in("task_id", taskIds)}`)
+          counts.set(row.task_id, row.event_count)
+        const outcomes: Array<Outcome | undefined> = []
+        const accepted: Array<{ readonly index: number; readonly row: Record<string, string> }> = []
+        for (const [index, event] of events.entries()) {
+          const payload = fitted[index]!
+          const count = counts.get(event.taskId)
+          if (payload instanceof AgentEventTooLarge) outcomes.push(Either.left(payload))
+          else if (count === undefined) outcomes.push(Either.left(notFound(event.taskId)))
+          else if (count >= limits.maxEventsPerTask)
+            outcomes.push(
+              Either.left(
+                new AgentEventLimitReached({
+                  message: `the task has reached its limit of ${limits.maxEventsPerTask} events`
+                })
+              )
+            )
+          else {
+            counts.set(event.taskId, count + 1)
+            outcomes.push(undefined)
+            accepted.push({
+              index,
+              row: {
+                task_id: event.taskId,
+                event_type: event.eventType,
+                payload_json: payload.json,
+                created_at: now
+              }
+            })
+          }
+        }
+        for (let from = 0; from < accepted.length; from += INSERT_ROWS) {
+          const chunk = accepted.slice(from, from + INSERT_ROWS)
+          const inserted = yield* sql<{ readonly event_id: number }>`
+            INSERT INTO events ${sql.insert(chunk.map((a) => a.row))} RETURNING event_id`
+          // Rows get increasing ids in VALUES order; RETURNING's own order is unspecified.
+          const ids = inserted.map((r) => r.event_id).sort((a, b) => a - b)
+          if (ids.length !== chunk.length)
+            return yield* Effect.dieMessage("appendEvents: INSERT returned too few ids")
+          for (const [i, a] of chunk.entries()) outcomes[a.index] = Either.right(ids[i]!)
+        }
+        for (const [taskId, count] of counts) {
+          yield* sql`UPDATE tasks SET event_count = ${count} WHERE task_id = ${taskId} AND event_count <> ${count}`
+        }
+        return outcomes as ReadonlyArray<Outcome>
+      })
+    )
+  })
+
   const readEvents = Effect.fn("TaskStore.readEvents")(function* (
     taskId: string,
     afterEventId: number,
@@ -670,6 +755,7 @@ const makeStore = Effect.gen(function* () {
     transition,
     setNativeIds,
     appendEvent,
+    appendEvents,
     readEvents,
     createPendingRequest,
     resolveRequest,

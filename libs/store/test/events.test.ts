@@ -5,7 +5,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
 import { canonicalJson, sha256Hex } from "@serverfs/domain"
-import { Effect, Option } from "effect"
+import { Effect, Either, Option } from "effect"
 import { fitEventPayload, TaskStore, utf8Length } from "../src/index.js"
 import {
   eventLimits,
@@ -258,4 +258,73 @@ describe("fitEventPayload (pure)", () => {
     const fitted = fitEventPayload("agent.message", { text: "x".repeat(100) }, 20)
     expect(fitted instanceof Error && fitted._tag).toBe("AGENT_EVENT_TOO_LARGE")
   })
+})
+
+describe("batches (appendEvents)", () => {
+  it.effect(
+    "one transaction keeps the given order across tasks; each entry has its own outcome; counts add up",
+    () =>
+      withStore(
+        temp.stateDir,
+        Effect.gen(function* () {
+          const store = yield* TaskStore
+          const limits = { maxEventsPerTask: 3, maxEventBytes: 200 }
+          const a = yield* insertRunning()
+          const b = yield* insertRunning()
+          yield* store.appendEvent(a, "turn.started", {}, limits)
+          const missing = `agt_${"9".repeat(24)}`
+          const outcomes = yield* store.appendEvents(
+            [
+              { taskId: a, eventType: "agent.message", payload: { text: "a1" } },
+              { taskId: b, eventType: "agent.message", payload: { text: "b1" } },
+              { taskId: a, eventType: "command.started", payload: { command: "x".repeat(300) } },
+              { taskId: missing, eventType: "agent.message", payload: { text: "?" } },
+              { taskId: a, eventType: "agent.message", payload: { text: "a2" } },
+              // a has reached 3: refused, while b goes on.
+              { taskId: a, eventType: "agent.message", payload: { text: "a3" } },
+              { taskId: b, eventType: "agent.message", payload: { text: "b2" } }
+            ],
+            limits
+          )
+          expect(outcomes.map((o) => (Either.isLeft(o) ? o.left._tag : "ok"))).toEqual([
+            "ok",
+            "ok",
+            "AGENT_EVENT_TOO_LARGE",
+            "AGENT_TASK_NOT_FOUND",
+            "ok",
+            "AGENT_EVENT_LIMIT_REACHED",
+            "ok"
+          ])
+          const ids = outcomes.flatMap((o) => (Either.isRight(o) ? [o.right] : []))
+          expect(ids).toEqual([...ids].sort((x, y) => x - y))
+          const readA = yield* store.readEvents(a, 0, 500)
+          const readB = yield* store.readEvents(b, 0, 500)
+          expect(readA.map((e) => e.payload)).toEqual([{}, { text: "a1" }, { text: "a2" }])
+          expect(readB.map((e) => e.payload)).toEqual([{ text: "b1" }, { text: "b2" }])
+          expect(readA.slice(1).map((e) => e.event_id)).toEqual([ids[0], ids[2]])
+          // One commit, one timestamp.
+          expect(new Set([...readA.slice(1), ...readB].map((e) => e.created_at)).size).toBe(1)
+          expect(Option.map(yield* store.getTask(a), (t) => t.event_count)).toEqual(Option.some(3))
+          expect(Option.map(yield* store.getTask(b), (t) => t.event_count)).toEqual(Option.some(2))
+        })
+      )
+  )
+
+  it.effect("an empty batch and a batch of refusals write nothing", () =>
+    withStore(
+      temp.stateDir,
+      Effect.gen(function* () {
+        const store = yield* TaskStore
+        const task = yield* insertRunning()
+        expect(yield* store.appendEvents([], eventLimits)).toEqual([])
+        const refused = yield* store.appendEvents(
+          [{ taskId: task, eventType: "provider.error", payload: { blob: "z".repeat(300) } }],
+          { maxEventsPerTask: 10, maxEventBytes: 100 }
+        )
+        expect(refused.map((o) => Either.isLeft(o) && o.left._tag)).toEqual(["AGENT_EVENT_TOO_LARGE"])
+        expect(yield* store.readEvents(task, 0, 500)).toEqual([])
+        expect(Option.map(yield* store.getTask(task), (t) => t.event_count)).toEqual(Option.some(0))
+      })
+    )
+  )
 })

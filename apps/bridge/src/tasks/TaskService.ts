@@ -66,6 +66,7 @@ import { BridgeSettingsTag } from "../BridgeSettingsTag.js"
 import { BridgeLeases } from "../leases/BridgeLeases.js"
 import { Redactor } from "../Redaction.js"
 import { RuntimeRegistry } from "../RuntimeRegistry.js"
+import { makeEventWriter } from "./EventWriter.js"
 import { type LiveTask, newLiveTask } from "./LiveTasks.js"
 import { buildManifest } from "./ManifestBuilder.js"
 import {
@@ -130,6 +131,20 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
     const roots = yield* WorkdirRoots
     const settings = yield* BridgeSettingsTag
     const audit = yield* AuditLog
+    // The event writer comes before everything with a finalizer here (the task fibers above all),
+    // so that its last flush runs after them: a task stopped at shutdown still records its end.
+    const eventWriter = yield* makeEventWriter(store, {
+      limits: { maxEventsPerTask: MAX_EVENTS_PER_TASK, maxEventBytes: MAX_EVENT_BYTES },
+      onRefused: (event, refusal) =>
+        audit.emit("WARNING", "event_dropped", {
+          task_id: event.taskId,
+          event_type: event.eventType,
+          error_code: refusal._tag
+        }),
+      onFailure: (count, errorCode) =>
+        audit.emit("ERROR", "event_batch_lost", { events: count, error_code: errorCode })
+    })
+
     const submitLock = yield* Effect.makeSemaphore(1)
     const fibers = yield* FiberSet.make()
     const live = new Map<string, LiveTask>()
@@ -138,27 +153,12 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
     const redactorFor = (workdir: Workdir) => new Redactor(workdir.hostPath, allRoots)
 
     // ---- events -------------------------------------------------------------------------------
-    /** Append an event; a refused one (too large, per-task limit) is logged and dropped. */
+    /** Append an event and wait for its commit; a refused one (too large, limit) is logged and dropped. */
     const tryEvent = (
       taskId: string,
       eventType: string,
       payload: Record<string, unknown>
-    ): Effect.Effect<void> =>
-      store
-        .appendEvent(taskId, eventType, payload, {
-          maxEventsPerTask: MAX_EVENTS_PER_TASK,
-          maxEventBytes: MAX_EVENT_BYTES
-        })
-        .pipe(
-          Effect.asVoid,
-          Effect.catchAll((error) =>
-            audit.emit("WARNING", "event_dropped", {
-              task_id: taskId,
-              event_type: eventType,
-              error_code: error._tag
-            })
-          )
-        )
+    ): Effect.Effect<void> => eventWriter.append({ taskId, eventType, payload })
 
     /**
      * Move a task to a terminal status (or interrupted/failed/cancelled) unless it already is
@@ -171,7 +171,7 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
       patch: TransitionPatch,
       event: { readonly type: string; readonly payload: Record<string, unknown> }
     ): Effect.Effect<boolean> =>
-      store.transition(taskId, to, patch).pipe(
+      Effect.zipRight(eventWriter.flush, store.transition(taskId, to, patch)).pipe(
         Effect.flatMap((result) =>
           Effect.zipRight(
             Effect.zipRight(
@@ -231,6 +231,8 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
         const deadline = Date.parse(task.deadline_at)
         const expiresMillis = Math.min(now + settings.interactionTimeoutSeconds * 1000, deadline)
         const expiresAt = new Date(expiresMillis).toISOString()
+        // The task's events so far are committed before it is seen waiting.
+        yield* eventWriter.flush
         const created = yield* store
           .createPendingRequest(task.task_id, kind, payload, expiresAt, {
             maxInteractionBytes: MAX_INTERACTION_BYTES
@@ -332,8 +334,12 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
       adapter: ProviderAdapter,
       redactor: Redactor
     ): TurnSink => ({
+      // Not awaited: the provider's stream goes on while the writer commits (see EventWriter).
       event: (eventType, payload) =>
-        Effect.zipLeft(tryEvent(task.task_id, eventType, redactor.record(payload)), yieldToEventLoop),
+        Effect.zipLeft(
+          eventWriter.enqueue({ taskId: task.task_id, eventType, payload: redactor.record(payload) }),
+          yieldToEventLoop
+        ),
       nativeIds: (ids) =>
         store.setNativeIds(task.task_id, ids).pipe(
           Effect.flatMap((record) => updateGuard(record)),
