@@ -1,9 +1,5 @@
-import {
-  makeClaudeAdapter,
-  makeCodexAdapter,
-  makeScriptedAdapter,
-  type ProviderAdapter
-} from "@serverfs/adapters"
+import { makeScriptedAdapter } from "@serverfs/adapters/fake"
+import type { ProviderAdapter } from "@serverfs/adapters/port"
 import type { RuntimeInfo } from "@serverfs/domain"
 import { Configuration } from "@serverfs/policy"
 import { Effect } from "effect"
@@ -12,6 +8,10 @@ import { BridgeSettingsTag } from "./BridgeSettingsTag.js"
 /**
  * The provider adapters this bridge runs, by runtime name. The scripted runtime `fake` exists
  * only when SERVERFS_AGENT_ENABLE_FAKE_RUNTIME is true. Every adapter is closed with the bridge.
+ *
+ * The Codex and Claude adapters are loaded only when some workdir allowlists them: the Claude
+ * Agent SDK and the WebSocket client weigh about 25 MiB of resident memory in a bridge that
+ * never uses them.
  */
 export class RuntimeRegistry extends Effect.Service<RuntimeRegistry>()("@serverfs/bridge/RuntimeRegistry", {
   scoped: Effect.gen(function* () {
@@ -26,7 +26,7 @@ export class RuntimeRegistry extends Effect.Service<RuntimeRegistry>()("@serverf
     )
       adapters.set(
         "codex",
-        yield* makeCodexAdapter({
+        yield* (yield* Effect.promise(() => import("@serverfs/adapters/codex"))).makeCodexAdapter({
           bin: settings.codexBin,
           codexHome: settings.codexHome,
           transport: settings.codexTransport,
@@ -43,7 +43,7 @@ export class RuntimeRegistry extends Effect.Service<RuntimeRegistry>()("@serverf
     )
       adapters.set(
         "claude",
-        yield* makeClaudeAdapter({
+        yield* (yield* Effect.promise(() => import("@serverfs/adapters/claude"))).makeClaudeAdapter({
           claudeBin: settings.claudeBin,
           useBundledCli: settings.claudeUseBundledCli,
           probeTimeoutSeconds: settings.claudeProbeTimeoutSeconds,

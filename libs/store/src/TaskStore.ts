@@ -344,7 +344,7 @@ const makeStore = Effect.gen(function* () {
     }
     return yield* mutate(
       Effect.gen(function* () {
-        if (Option.isSome(yield* selectTask(task.task_id)))
+        if ((yield* sql`SELECT 1 FROM tasks WHERE task_id = ${task.task_id}`).length > 0)
           return yield* new AgentTaskExists({ message: `task ${task.task_id} already exists` })
         if (task.idempotency_key !== null) {
           const holders =
@@ -364,7 +364,8 @@ const makeStore = Effect.gen(function* () {
             message: `${active} tasks are active; the limit is ${options.maxActiveTasks}`
           })
         yield* sql`INSERT INTO tasks ${sql.insert(record)}`
-        return yield* storedTask(task.task_id)
+        // Exactly the row just written (every column is in `record`).
+        return record
       })
     )
   })

@@ -1,4 +1,4 @@
-import type { InteractionEnded } from "@serverfs/adapters"
+import type { InteractionEnded } from "@serverfs/adapters/port"
 import type { ApprovalResolution, QuestionResolution } from "@serverfs/domain"
 import type { Deferred, Fiber } from "effect"
 

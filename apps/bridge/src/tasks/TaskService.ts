@@ -1,5 +1,5 @@
 import * as path from "node:path"
-import { InteractionEnded, type ProviderAdapter, type TurnSink } from "@serverfs/adapters"
+import { InteractionEnded, type ProviderAdapter, type TurnSink } from "@serverfs/adapters/port"
 import {
   AgentDisabled,
   type AgentError,
@@ -612,6 +612,10 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
       })
 
     const collectGarbage: Effect.Effect<void> = Effect.gen(function* () {
+      // Most calls find nothing old enough: one indexed read, and the guards are not even read.
+      const now = yield* Clock.currentTimeMillis
+      const cutoff = new Date(now - settings.retentionSeconds * 1000).toISOString()
+      if ((yield* store.listTerminalTaskIdsOlderThan(cutoff)).length === 0) return
       const guarded: string[] = []
       for (const slot of yield* leases.guardedSlots()) {
         const state = yield* leases.readGuard(slot)
