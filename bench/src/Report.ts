@@ -6,18 +6,31 @@ export interface Baseline {
   readonly summary: Summary
 }
 
-/** ServerFS p50 / baseline p50 must be at most `maxRatio`. */
+/**
+ * ServerFS / baseline must be at most `maxRatio`, on the p50 (the default) or the p99 of both.
+ */
 export interface Target {
   readonly against: string
   readonly maxRatio: number
+  readonly stat?: "p50" | "p99"
 }
+
+/** An absolute target on ServerFS's own figure: at most or at least a value, in the row's unit. */
+export interface Limit {
+  readonly stat: "p50" | "p99"
+  readonly atMost?: number
+  readonly atLeast?: number
+}
+
+export type Unit = "ms" | "MiB" | "events/s"
 
 export interface Row {
   readonly operation: string
-  readonly unit: "ms" | "MiB"
+  readonly unit: Unit
   readonly serverfs: Summary
   readonly baselines: ReadonlyArray<Baseline>
   readonly target?: Target
+  readonly limits?: ReadonlyArray<Limit>
 }
 
 export interface Line {
@@ -30,47 +43,121 @@ export interface Line {
   readonly result: "PASS" | "MISS" | ""
 }
 
-const number = (value: number): string => {
+/** One target of one row, judged. */
+export interface Check {
+  readonly row: Row
+  readonly description: string
+  readonly pass: boolean
+}
+
+const number = (value: number, unit: Unit): string => {
   if (!Number.isFinite(value)) return "n/a"
+  if (unit === "events/s" && value >= 1000) return value.toFixed(0)
   if (value < 0.1) return value.toFixed(3)
   if (value < 10) return value.toFixed(2)
   return value.toFixed(1)
 }
 
-const figures = (summary: Summary, unit: Row["unit"]): string =>
+const figures = (summary: Summary, unit: Unit): string =>
   summary.n === 1
-    ? `${number(summary.p50)} ${unit}`
-    : `${number(summary.p50)} / ${number(summary.p99)} ${unit}`
+    ? `${number(summary.p50, unit)} ${unit}`
+    : `${number(summary.p50, unit)} / ${number(summary.p99, unit)} ${unit}`
 
-export const ratioOf = (row: Row, label: string): number => {
+const baselineOf = (row: Row, label: string): Baseline => {
   const baseline = row.baselines.find((b) => b.label === label)
   if (baseline === undefined) throw new Error(`${row.operation}: no baseline ${label}`)
-  return row.serverfs.p50 / baseline.summary.p50
+  return baseline
 }
 
-export const verdictOf = (row: Row): "PASS" | "MISS" | undefined =>
-  row.target === undefined
-    ? undefined
-    : ratioOf(row, row.target.against) <= row.target.maxRatio
-      ? "PASS"
-      : "MISS"
+export const ratioOf = (row: Row, label: string, stat: "p50" | "p99" = "p50"): number =>
+  row.serverfs[stat] / baselineOf(row, label).summary[stat]
 
-/** One printed line per baseline; the target and verdict sit on the baseline they concern. */
+const targetText = (target: Target): string => `${target.stat === "p99" ? "p99 " : ""}≤ ${target.maxRatio}×`
+
+const limitText = (limit: Limit, row: Row): string => {
+  const stat = row.serverfs.n === 1 ? "" : `${limit.stat} `
+  const bound = limit.atMost !== undefined ? `< ${limit.atMost}` : `≥ ${limit.atLeast}`
+  return `${stat}${bound} ${row.unit}`
+}
+
+const limitPasses = (limit: Limit, row: Row): boolean => {
+  const value = row.serverfs[limit.stat]
+  return (
+    (limit.atMost === undefined || value < limit.atMost) &&
+    (limit.atLeast === undefined || value >= limit.atLeast)
+  )
+}
+
+const ratioPasses = (row: Row, target: Target): boolean =>
+  ratioOf(row, target.against, target.stat) <= target.maxRatio
+
+/** Every target of a row (the ratio target first, then the absolute ones), judged. */
+export const checksOf = (row: Row): Check[] => [
+  ...(row.target === undefined
+    ? []
+    : [
+        {
+          row,
+          description: `${row.operation} (target ${targetText(row.target)} ${row.target.against})`,
+          pass: ratioPasses(row, row.target)
+        }
+      ]),
+  ...(row.limits ?? []).map((limit) => ({
+    row,
+    description: `${row.operation} (target ${limitText(limit, row)})`,
+    pass: limitPasses(limit, row)
+  }))
+]
+
+/** PASS when every target of the row is met, MISS when one is not, undefined without targets. */
+export const verdictOf = (row: Row): "PASS" | "MISS" | undefined => {
+  const checks = checksOf(row)
+  if (checks.length === 0) return undefined
+  return checks.every((c) => c.pass) ? "PASS" : "MISS"
+}
+
+const verdict = (pass: boolean): "PASS" | "MISS" => (pass ? "PASS" : "MISS")
+
+/**
+ * One printed line per baseline, then one per absolute target; a ratio target and its verdict
+ * sit on the baseline they concern. A row with neither still gets one line.
+ */
 export const linesOf = (rows: ReadonlyArray<Row>): Line[] =>
-  rows.flatMap((row) =>
-    row.baselines.map((baseline, i): Line => {
+  rows.flatMap((row) => {
+    const p99Ratios = row.target?.stat === "p99"
+    const baselineLines = row.baselines.map((baseline): Omit<Line, "operation" | "serverfs"> => {
       const targeted = row.target?.against === baseline.label
+      const p50 = `${(row.serverfs.p50 / baseline.summary.p50).toFixed(2)}×`
+      const p99 = `${(row.serverfs.p99 / baseline.summary.p99).toFixed(2)}×`
       return {
-        operation: i === 0 ? row.operation : "",
-        serverfs: i === 0 ? figures(row.serverfs, row.unit) : "",
         baseline: baseline.label,
         baselineFigures: figures(baseline.summary, row.unit),
-        ratio: `${(row.serverfs.p50 / baseline.summary.p50).toFixed(2)}×`,
-        target: targeted ? `≤ ${row.target!.maxRatio}×` : "",
-        result: targeted ? verdictOf(row)! : ""
+        ratio: p99Ratios ? `${p50} (p99 ${p99})` : p50,
+        target: targeted ? targetText(row.target!) : "",
+        result: targeted ? verdict(ratioPasses(row, row.target!)) : ""
       }
     })
-  )
+    const limitLines = (row.limits ?? []).map(
+      (limit): Omit<Line, "operation" | "serverfs"> => ({
+        baseline: "(absolute target)",
+        baselineFigures: "",
+        ratio: "",
+        target: limitText(limit, row),
+        result: verdict(limitPasses(limit, row))
+      })
+    )
+    const all = [...baselineLines, ...limitLines]
+    const lines =
+      all.length === 0 ? [{ baseline: "", baselineFigures: "", ratio: "", target: "", result: "" }] : all
+    return lines.map(
+      (line, i): Line => ({
+        operation: i === 0 ? row.operation : "",
+        serverfs: i === 0 ? figures(row.serverfs, row.unit) : "",
+        ...line,
+        result: line.result as Line["result"]
+      })
+    )
+  })
 
 const HEADERS = [
   "Operation",
@@ -92,24 +179,56 @@ const cells = (line: Line): string[] => [
   line.result
 ]
 
-/** A fixed-width table for the terminal. */
-export const renderText = (rows: ReadonlyArray<Row>): string => {
-  const table = [[...HEADERS], ...linesOf(rows).map(cells)]
-  const widths = HEADERS.map((_, c) => Math.max(...table.map((r) => [...r[c]!].length)))
+const fixedWidth = (headers: ReadonlyArray<string>, body: ReadonlyArray<ReadonlyArray<string>>): string => {
+  const table = [[...headers], ...body]
+  const widths = headers.map((_, c) => Math.max(...table.map((r) => [...r[c]!].length)))
   const render = (r: ReadonlyArray<string>) =>
-    r.map((cell, c) => cell + " ".repeat(widths[c]! - [...cell].length)).join("  ")
+    r
+      .map((cell, c) => cell + " ".repeat(widths[c]! - [...cell].length))
+      .join("  ")
+      .trimEnd()
   const rule = widths.map((w) => "-".repeat(w)).join("  ")
   return [render(table[0]!), rule, ...table.slice(1).map(render)].join("\n")
 }
 
+/** A fixed-width table for the terminal. */
+export const renderText = (rows: ReadonlyArray<Row>): string => fixedWidth(HEADERS, linesOf(rows).map(cells))
+
 const escapeMarkdown = (cell: string): string => cell.replace(/[\\|*_]/g, (c) => `\\${c}`)
 
-/** The same table in Markdown, for docs/performance.md. */
-export const renderMarkdown = (rows: ReadonlyArray<Row>): string => {
+const markdownTable = (
+  headers: ReadonlyArray<string>,
+  body: ReadonlyArray<ReadonlyArray<string>>
+): string => {
   const row = (r: ReadonlyArray<string>) => `| ${r.map(escapeMarkdown).join(" | ")} |`
   return [
-    row([...HEADERS]),
-    row(HEADERS.map(() => "---")),
-    ...linesOf(rows).map((l) => row(cells(l)).replace(/\| (PASS|MISS) \|$/, "| **$1** |"))
+    row(headers),
+    row(headers.map(() => "---")),
+    ...body.map((r) => row(r).replace(/\| (PASS|MISS) \|$/, "| **$1** |"))
   ].join("\n")
 }
+
+/** The same table in Markdown, for docs/performance.md. */
+export const renderMarkdown = (rows: ReadonlyArray<Row>): string =>
+  markdownTable([...HEADERS], linesOf(rows).map(cells))
+
+/** A plain measurement with no ServerFS side (the fsync costs): label and p50 / p99. */
+export interface Measurement {
+  readonly label: string
+  readonly unit: Unit
+  readonly summary: Summary
+}
+
+const MEASUREMENT_HEADERS = ["Measurement", "p50 / p99", "n"] as const
+
+const measurementCells = (m: Measurement): string[] => [
+  m.label,
+  figures(m.summary, m.unit),
+  String(m.summary.n)
+]
+
+export const renderMeasurementsText = (measurements: ReadonlyArray<Measurement>): string =>
+  fixedWidth(MEASUREMENT_HEADERS, measurements.map(measurementCells))
+
+export const renderMeasurementsMarkdown = (measurements: ReadonlyArray<Measurement>): string =>
+  markdownTable([...MEASUREMENT_HEADERS], measurements.map(measurementCells))

@@ -60,17 +60,58 @@ export const serverFilesystemVersion = (entry: string): string => {
   return (JSON.parse(fs.readFileSync(manifest, "utf8")) as { version: string }).version
 }
 
+/**
+ * With BENCH_PROFILE_DIR set, every serverfs-mcp and serverfs-bridge process is started with
+ * `node --cpu-prof` and writes its profile there when it exits (server-filesystem is not).
+ */
+export const profileArgs = (): string[] => {
+  const dir = process.env.BENCH_PROFILE_DIR
+  return dir === undefined || dir === "" ? [] : ["--cpu-prof", `--cpu-prof-dir=${path.resolve(dir)}`]
+}
+
 /** serverfs-mcp with one workdir `bench` on the tree, audit lines off (errors only). */
 export const serverfsLaunch = (root: string, maxSearchResults: number): ServerLaunch => ({
   label: "ServerFS",
   command: process.execPath,
-  args: [serverfsEntry()],
+  args: [...profileArgs(), serverfsEntry()],
   env: {
     WORKDIR_01_ALIAS: "bench",
     WORKDIR_01_PATH: root,
     SERVERFS_MAX_SEARCH_RESULTS: String(maxSearchResults),
     SERVERFS_LOG_LEVEL: "ERROR"
   }
+})
+
+/**
+ * serverfs-mcp with one read-write workdir `bench` (the mutation tools work only there), audit
+ * lines off. The Agent bridge stays disabled, so a mutation takes the process lock but no lease.
+ */
+export const serverfsMutationLaunch = (root: string): ServerLaunch => ({
+  label: "ServerFS",
+  command: process.execPath,
+  args: [...profileArgs(), serverfsEntry()],
+  env: {
+    WORKDIR_01_ALIAS: "bench",
+    WORKDIR_01_PATH: root,
+    WORKDIR_01_READ_ONLY: "false",
+    SERVERFS_LOG_LEVEL: "ERROR"
+  }
+})
+
+/** serverfs-bridge: the `bin` of the workspace package @serverfs/bridge, or SERVERFS_BRIDGE_MAIN. */
+export const bridgeEntry = (): string =>
+  existing(
+    process.env.SERVERFS_BRIDGE_MAIN ??
+      binOf("@serverfs/bridge", [], "run npm install at the repository root"),
+    "build first: npx tsc -b tsconfig.build.json"
+  )
+
+/** serverfs-mcp with the agent tools on, talking to the bridge configured by `env`. */
+export const serverfsAgentLaunch = (env: Readonly<Record<string, string>>): ServerLaunch => ({
+  label: "ServerFS",
+  command: process.execPath,
+  args: [...profileArgs(), serverfsEntry()],
+  env: { ...env }
 })
 
 /** The reference server with the tree as its only allowed directory. */

@@ -5,17 +5,29 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { parseArgs } from "node:util"
 import { rgPath } from "@vscode/ripgrep"
+import { type BridgePlan, runBridge } from "./Bridge.js"
 import { coldStart } from "./ColdStart.js"
 import { McpSession } from "./McpDriver.js"
-import { type Row, renderMarkdown, renderText, verdictOf } from "./Report.js"
+import { type MutationPlan, runMutations } from "./Mutations.js"
+import {
+  checksOf,
+  type Measurement,
+  type Row,
+  renderMarkdown,
+  renderMeasurementsMarkdown,
+  renderMeasurementsText,
+  renderText
+} from "./Report.js"
 import { memoryOf } from "./Rss.js"
 import { sanityCheck } from "./Sanity.js"
 import {
+  bridgeEntry,
   serverFilesystemEntry,
   serverFilesystemLaunch,
   serverFilesystemVersion,
   serverfsEntry,
-  serverfsLaunch
+  serverfsLaunch,
+  serverfsMutationLaunch
 } from "./Servers.js"
 import { single } from "./Stats.js"
 import { generateTree } from "./TreeGenerator.js"
@@ -23,10 +35,14 @@ import { OPERATION_KEYS, type OperationKey, type Plan, runWorkload } from "./Wor
 
 /**
  * The benchmark: serverfs-mcp against raw calls, raw ripgrep and
- * @modelcontextprotocol/server-filesystem, side by side on one generated tree.
+ * @modelcontextprotocol/server-filesystem, side by side on one generated tree; its mutations
+ * against server-filesystem's and the raw fsync cost; and the Agent Bridge (submit round trip,
+ * events persisted per second, idle RSS) against raw SQLite and Unix-socket baselines.
  *
  *   node bench/dist/main.js [--files 24000] [--seed 1] [--dir PATH] [--quick]
- *                           [--cold-runs 9] [--only floor,search,scan,find,read,stat,list,cold,rss]
+ *                           [--cold-runs 9] [--write-bytes 4096]
+ *                           [--event-tasks 8] [--events-per-task 2500]
+ *                           [--only floor,search,scan,find,read,stat,list,cold,rss,mutations,bridge]
  *                           [--markdown FILE] [--json FILE]
  *
  * It prints a table of p50/p99 latencies, ratios and targets. It always exits 0 once it has
@@ -39,6 +55,9 @@ const { values: args } = parseArgs({
     dir: { type: "string" },
     quick: { type: "boolean", default: false },
     "cold-runs": { type: "string", default: "9" },
+    "write-bytes": { type: "string", default: "4096" },
+    "event-tasks": { type: "string", default: "8" },
+    "events-per-task": { type: "string", default: "2500" },
     markdown: { type: "string" },
     json: { type: "string" },
     only: { type: "string" }
@@ -57,22 +76,54 @@ const plan: Plan = {
   slowIterations: Math.max(2, Math.ceil(4 / divisor))
 }
 const coldRuns = Math.max(3, Math.ceil(Number(args["cold-runs"]) / divisor))
-if (!Number.isInteger(files) || files < 2000 || !Number.isInteger(seed)) {
-  process.stderr.write("[bench] --files must be an integer ≥ 2000 and --seed an integer\n")
+const mutationPlan: MutationPlan = {
+  warmup: 20,
+  iterations: Math.ceil(200 / divisor),
+  bytes: Number(args["write-bytes"])
+}
+const bridgePlan: BridgePlan = {
+  warmup: 20,
+  iterations: Math.ceil(200 / divisor),
+  eventTasks: Number(args["event-tasks"]),
+  eventsPerTask: Number(args["events-per-task"])
+}
+const usage = (message: string): never => {
+  process.stderr.write(`[bench] ${message}\n`)
   process.exit(2)
 }
-const selected = new Set((args.only ?? OPERATION_KEYS.join(",")).split(",").map((k) => k.trim()))
-for (const key of selected) {
-  if (!(OPERATION_KEYS as ReadonlyArray<string>).includes(key)) {
-    process.stderr.write(`[bench] --only: unknown operation ${key} (one of ${OPERATION_KEYS.join(", ")})\n`)
-    process.exit(2)
-  }
+if (!Number.isInteger(files) || files < 2000 || !Number.isInteger(seed)) {
+  usage("--files must be an integer ≥ 2000 and --seed an integer")
 }
-const only = (key: OperationKey): boolean => selected.has(key)
+if (!Number.isInteger(mutationPlan.bytes) || mutationPlan.bytes < 64 || mutationPlan.bytes > 1_048_576) {
+  usage("--write-bytes must be an integer from 64 to 1048576")
+}
+if (!Number.isInteger(bridgePlan.eventTasks) || bridgePlan.eventTasks < 1 || bridgePlan.eventTasks > 64) {
+  usage("--event-tasks must be an integer from 1 to 64")
+}
+// The bridge keeps at most 10,000 events per task; the task adds three of its own.
+if (
+  !Number.isInteger(bridgePlan.eventsPerTask) ||
+  bridgePlan.eventsPerTask < 1 ||
+  bridgePlan.eventsPerTask > 9900
+) {
+  usage("--events-per-task must be an integer from 1 to 9900")
+}
+/** The suites beyond the read rows: each is one `--only` key. */
+const SUITE_KEYS = ["mutations", "bridge"] as const
+type SuiteKey = (typeof SUITE_KEYS)[number]
+const ALL_KEYS: ReadonlyArray<string> = [...OPERATION_KEYS, ...SUITE_KEYS]
+const selected = new Set((args.only ?? ALL_KEYS.join(",")).split(",").map((k) => k.trim()))
+for (const key of selected) {
+  if (!ALL_KEYS.includes(key)) usage(`--only: unknown operation ${key} (one of ${ALL_KEYS.join(", ")})`)
+}
+const only = (key: OperationKey | SuiteKey): boolean => selected.has(key)
+const readSuites = OPERATION_KEYS.some(only)
 const root = path.resolve(args.dir ?? path.join(os.tmpdir(), "serverfs-bench", `tree-s${seed}-n${files}`))
 
 const log = (message: string) => process.stderr.write(`[bench] ${message}\n`)
 const started = performance.now()
+
+const shown = (file: string): string => path.relative(process.cwd(), file) || file
 
 const machine = (): Record<string, string> => {
   const cpus = os.cpus()
@@ -84,12 +135,36 @@ const machine = (): Record<string, string> => {
     node: process.version,
     ripgrep: rgVersion,
     "server-filesystem": serverFilesystemVersion(serverFilesystemEntry()),
-    serverfs: path.relative(process.cwd(), serverfsEntry()) || serverfsEntry()
+    serverfs: shown(serverfsEntry()),
+    ...(only("bridge") ? { "serverfs-bridge": shown(bridgeEntry()) } : {})
   }
 }
 
-const main = async () => {
-  const info = machine()
+/** The filesystem type and mount options of a directory (from /proc/self/mounts), for the report. */
+const fsTypeOf = (dir: string): string => {
+  try {
+    const real = fs.realpathSync(dir)
+    const mounts = fs
+      .readFileSync("/proc/self/mounts", "utf8")
+      .split("\n")
+      .map((line) => line.split(" "))
+      .filter((f) => f.length >= 4 && (real === f[1] || real.startsWith(f[1] === "/" ? "/" : `${f[1]}/`)))
+      .sort((a, b) => b[1]!.length - a[1]!.length)
+    const mount = mounts[0]
+    return mount === undefined ? "?" : `${mount[2]}, ${mount[3]}`
+  } catch {
+    return "?"
+  }
+}
+
+const loadAverage = (): string =>
+  os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(" ")
+
+/** The read rows: one generated tree, both servers, the interleaved workload, cold start, RSS. */
+const readSuite = async (): Promise<{ rows: Row[]; treeLine: string; root: string }> => {
   log(`tree: ${root} (seed ${seed}, ${files} files)`)
   const tree = generateTree(root, { seed, files, rareCount: 160, findCount: 60 })
   log(
@@ -151,33 +226,132 @@ const main = async () => {
     await serverfs.close()
     await reference.close()
   }
+  return { rows, treeLine, root: tree.root }
+}
 
-  const targeted = rows.filter((r) => r.target !== undefined)
-  const met = targeted.filter((r) => verdictOf(r) === "PASS").length
+/**
+ * The mutation rows: serverfs-mcp (read-write workdir) and server-filesystem on one fresh
+ * directory, removed afterwards.
+ */
+const mutationSuite = async (): Promise<{
+  rows: Row[]
+  fsyncs: Measurement[]
+  root: string
+  fsType: string
+}> => {
+  const parent = path.join(os.tmpdir(), "serverfs-bench")
+  fs.mkdirSync(parent, { recursive: true })
+  const mutationRoot = fs.mkdtempSync(path.join(parent, "mutations-"))
+  log(`mutations in ${mutationRoot}`)
+  const serverfs = await McpSession.start(serverfsMutationLaunch(mutationRoot))
+  const reference = await McpSession.start(serverFilesystemLaunch(mutationRoot))
+  try {
+    await serverfs.listToolNames()
+    await reference.listToolNames()
+    const results = await runMutations(mutationRoot, serverfs, reference, mutationPlan, (m) => log(m))
+    return { ...results, root: mutationRoot, fsType: fsTypeOf(mutationRoot) }
+  } catch (error) {
+    log(`ServerFS stderr: ${serverfs.stderr}`)
+    log(`server-filesystem stderr: ${reference.stderr}`)
+    throw error
+  } finally {
+    await serverfs.close()
+    await reference.close()
+    fs.rmSync(mutationRoot, { recursive: true, force: true })
+  }
+}
+
+/** Above this 1-minute load average (on this 2-core machine) the figures are mostly noise. */
+const BUSY_LOAD = 3
+
+const main = async () => {
+  const info = machine()
+  const loadAtStart = loadAverage()
+  const load1 = os.loadavg()[0] ?? 0
+  if (load1 > BUSY_LOAD) {
+    log(
+      `the 1-minute load average is ${load1.toFixed(1)}: other work competes for the CPU and the disk; expect inflated, noisy figures`
+    )
+  }
+  const rows: Row[] = []
+  const fsyncs: Measurement[] = []
+  const notes: string[] = []
+  const runs: string[] = []
+  if (readSuites) {
+    const read = await readSuite()
+    rows.push(...read.rows)
+    runs.push(
+      `  tree: ${read.treeLine} (${read.root})`,
+      `  iterations: fast ops ${plan.fastIterations}, early-stop search ${plan.searchIterations}, scans ${plan.scanIterations}, server-filesystem search_files ${plan.slowIterations}, cold starts ${coldRuns}`
+    )
+  }
+  if (only("mutations")) {
+    const mutations = await mutationSuite()
+    rows.push(...mutations.rows)
+    fsyncs.push(...mutations.fsyncs)
+    runs.push(
+      `  mutations: ${mutationPlan.iterations} rounds after ${mutationPlan.warmup} warm-up, ${mutationPlan.bytes}-byte files, in ${mutations.root} (${mutations.fsType})`
+    )
+  }
+  if (only("bridge")) {
+    log("Agent Bridge")
+    const bridge = await runBridge(bridgePlan, (m) => log(m))
+    rows.push(...bridge.rows)
+    notes.push(...bridge.notes)
+    runs.push(
+      `  bridge: ${bridgePlan.iterations} submit rounds after ${bridgePlan.warmup} warm-up; events ${bridgePlan.eventTasks} × ${bridgePlan.eventsPerTask}; state under ${os.tmpdir()} (${fsTypeOf(os.tmpdir())})`
+    )
+  }
+
+  const checks = rows.flatMap(checksOf)
+  const met = checks.filter((c) => c.pass).length
   const seconds = ((performance.now() - started) / 1000).toFixed(0)
   const header = [
     "ServerFS benchmark",
     ...Object.entries(info).map(([k, v]) => `  ${k}: ${v}`),
-    `  tree: ${treeLine} (${tree.root})`,
-    `  iterations: fast ops ${plan.fastIterations}, early-stop search ${plan.searchIterations}, scans ${plan.scanIterations}, server-filesystem search_files ${plan.slowIterations}, cold starts ${coldRuns}`,
+    ...runs,
+    `  load average (1/5/15 min): ${loadAtStart} at the start, ${loadAverage()} at the end`,
     ""
   ].join("\n")
   process.stdout.write(`\n${header}\n${renderText(rows)}\n\n`)
-  process.stdout.write(`${met} of ${targeted.length} targets met; ratios are ServerFS p50 / baseline p50.\n`)
-  for (const row of targeted.filter((r) => verdictOf(r) === "MISS")) {
-    process.stdout.write(
-      `MISS: ${row.operation} (target ≤ ${row.target!.maxRatio}× ${row.target!.against})\n`
-    )
+  if (fsyncs.length > 0) {
+    process.stdout.write(`fsync cost on this disk (raw, the server's steps, same file size):\n\n`)
+    process.stdout.write(`${renderMeasurementsText(fsyncs)}\n\n`)
   }
+  for (const note of notes) process.stdout.write(`${note}\n`)
+  process.stdout.write(
+    `${met} of ${checks.length} targets met; ratios are ServerFS / baseline (p50 unless marked p99).\n`
+  )
+  for (const check of checks.filter((c) => !c.pass))
+    process.stdout.write(`MISS: ${check.description.trim()}\n`)
   process.stdout.write(`Finished in ${seconds} s.\n`)
 
   if (args.markdown !== undefined) {
-    fs.writeFileSync(args.markdown, `${header.replace(/^ {2}/gm, "- ")}\n${renderMarkdown(rows)}\n`)
+    const fsyncTable = fsyncs.length === 0 ? "" : `\n${renderMeasurementsMarkdown(fsyncs)}\n`
+    fs.writeFileSync(
+      args.markdown,
+      `${header.replace(/^ {2}/gm, "- ")}\n${renderMarkdown(rows)}\n${fsyncTable}`
+    )
   }
   if (args.json !== undefined) {
     fs.writeFileSync(
       args.json,
-      JSON.stringify({ machine: info, tree: treeLine, plan, coldRuns, rows }, null, 2)
+      JSON.stringify(
+        {
+          machine: info,
+          runs,
+          load: { start: loadAtStart, end: loadAverage() },
+          plan,
+          mutationPlan,
+          bridgePlan,
+          coldRuns,
+          rows,
+          fsyncs,
+          notes
+        },
+        null,
+        2
+      )
     )
   }
 }
