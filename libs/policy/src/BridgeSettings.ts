@@ -146,9 +146,9 @@ export const BRIDGE_VARIABLES: { readonly [K in keyof BridgeSettings]: Entry<Bri
     default: "262144",
     parse: (raw) =>
       Either.flatMap(strictInt(262144)(raw), (n) =>
-        n <= MAX_SPOOLED_RESULT_BYTES
+        n <= MAX_INLINE_RESULT_BYTES
           ? Either.right(n)
-          : Either.left(`must be at most ${MAX_SPOOLED_RESULT_BYTES}`)
+          : Either.left(`must be at most ${MAX_INLINE_RESULT_BYTES}, so that a task view fits one RPC frame`)
       ),
     description:
       "Results up to this size (as JSON text; at most 524288, so a task view fits one RPC frame) are returned inline by get_agent_task; larger ones (up to 8 MiB) are spooled and read with read_agent_task_result."
