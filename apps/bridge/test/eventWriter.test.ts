@@ -8,9 +8,9 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { afterEach, beforeEach, describe, expect, it } from "@effect/vitest"
-import { type NewEvent, TaskStore, type TaskStoreShape } from "@serverfs/store"
+import { type EventRefusal, type NewEvent, TaskStore, type TaskStoreShape } from "@serverfs/store"
 import { Effect, Exit, Scope } from "effect"
-import { type EventRefusal, makeEventWriter } from "../src/tasks/EventWriter.js"
+import { makeEventWriter } from "../src/tasks/EventWriter.js"
 import { plantTask } from "./support/store.js"
 
 const LIMITS = { maxEventsPerTask: 10_000, maxEventBytes: 4096 }

@@ -58,6 +58,22 @@ export interface TransitionResult {
   readonly task: TaskRecord
   /** The pending request this transition staled (a terminal transition or leaving a wait). */
   readonly staledRequestId: Option.Option<string>
+  /** Why the event given with the transition was not stored (the transition happened anyway). */
+  readonly eventRefusal: Option.Option<EventRefusal>
+}
+
+export type EventRefusal = AgentTaskNotFound | AgentEventTooLarge | AgentEventLimitReached
+
+export interface EventLimits {
+  readonly maxEventsPerTask: number
+  readonly maxEventBytes: number
+}
+
+/** An event stored in the same transaction as a status change (the task's own). */
+export interface TransitionEvent {
+  readonly eventType: string
+  readonly payload: Readonly<Record<string, unknown>>
+  readonly limits: EventLimits
 }
 
 export interface RequestChange {
@@ -97,10 +113,15 @@ export interface TaskStoreShape {
   readonly listNonTerminal: () => Effect.Effect<ReadonlyArray<TaskRecord>>
   /** Terminal tasks with completed_at < cutoff, oldest first. */
   readonly listTerminalTaskIdsOlderThan: (cutoff: Instant) => Effect.Effect<ReadonlyArray<string>>
+  /**
+   * The only way a status changes (the domain's transition table). With `event`, that event is
+   * stored in the same transaction: no reader sees the new status without it.
+   */
   readonly transition: (
     taskId: string,
     to: TaskStatus,
-    patch?: TransitionPatch
+    patch?: TransitionPatch,
+    event?: TransitionEvent
   ) => Effect.Effect<TransitionResult, AgentTaskNotFound | InvalidTaskTransition>
   readonly setNativeIds: (
     taskId: string,
@@ -120,21 +141,24 @@ export interface TaskStoreShape {
    */
   readonly appendEvents: (
     events: ReadonlyArray<NewEvent>,
-    limits: { readonly maxEventsPerTask: number; readonly maxEventBytes: number }
-  ) => Effect.Effect<
-    ReadonlyArray<Either.Either<number, AgentTaskNotFound | AgentEventTooLarge | AgentEventLimitReached>>
-  >
+    limits: EventLimits
+  ) => Effect.Effect<ReadonlyArray<Either.Either<number, EventRefusal>>>
   readonly readEvents: (
     taskId: string,
     afterEventId: number,
     limit: number
   ) => Effect.Effect<ReadonlyArray<TaskEvent>, AgentTaskNotFound | InvalidLimit>
+  /**
+   * Persist an approval or question and move the task to its waiting status. With `announce`,
+   * the `<kind>.requested` event ({request_id, expires_at}) is stored in the same transaction.
+   */
   readonly createPendingRequest: (
     taskId: string,
     kind: RequestKind,
     payload: unknown,
     expiresAt: Instant,
-    limits: { readonly maxInteractionBytes: number }
+    limits: { readonly maxInteractionBytes: number },
+    announce?: EventLimits
   ) => Effect.Effect<
     RequestChange,
     AgentTaskNotFound | RequestPending | InvalidTaskTransition | AgentInteractionTooLarge
@@ -405,7 +429,8 @@ const makeStore = Effect.gen(function* () {
   const transition = Effect.fn("TaskStore.transition")(function* (
     taskId: string,
     to: TaskStatus,
-    patch: TransitionPatch = {}
+    patch: TransitionPatch = {},
+    event?: TransitionEvent
   ) {
     const now = yield* nowIso
     return yield* mutate(
@@ -439,7 +464,18 @@ const makeStore = Effect.gen(function* () {
             patch.native_session_id !== undefined ? patch.native_session_id : current.native_session_id,
           native_turn_id: patch.native_turn_id !== undefined ? patch.native_turn_id : current.native_turn_id
         })
-        return { task: yield* storedTask(taskId), staledRequestId: Option.fromNullable(staled[0]) }
+        const eventRefusal =
+          event === undefined
+            ? Option.none()
+            : Either.match((yield* appendWithin([{ taskId, ...event }], event.limits, now))[0]!, {
+                onLeft: Option.some,
+                onRight: () => Option.none()
+              })
+        return {
+          task: yield* storedTask(taskId),
+          staledRequestId: Option.fromNullable(staled[0]),
+          eventRefusal
+        }
       })
     )
   })
@@ -501,68 +537,72 @@ const makeStore = Effect.gen(function* () {
     )
   })
 
+  /**
+   * Events appended inside the caller's transaction, in order: one count read per task, every
+   * accepted event in multi-row INSERTs, one count write per task — a handful of statements per
+   * batch, not several per event. Each entry gets its own outcome.
+   */
+  const appendWithin = (events: ReadonlyArray<NewEvent>, limits: EventLimits, now: string) =>
+    Effect.gen(function* () {
+      type Outcome = Either.Either<number, EventRefusal>
+      const fitted = events.map((e) => fitEventPayload(e.eventType, e.payload, limits.maxEventBytes))
+      const taskIds = [...new Set(events.map((e) => e.taskId))]
+      const counts = new Map<string, number>()
+      for (const row of yield* sql<{ readonly task_id: string; readonly event_count: number }>`
+        SELECT task_id, event_count FROM tasks WHERE ${sql.in("task_id", taskIds)}`)
+        counts.set(row.task_id, row.event_count)
+      const outcomes: Array<Outcome | undefined> = []
+      const accepted: Array<{ readonly index: number; readonly row: Record<string, string> }> = []
+      for (const [index, event] of events.entries()) {
+        const payload = fitted[index]!
+        const count = counts.get(event.taskId)
+        if (payload instanceof AgentEventTooLarge) outcomes.push(Either.left(payload))
+        else if (count === undefined) outcomes.push(Either.left(notFound(event.taskId)))
+        else if (count >= limits.maxEventsPerTask)
+          outcomes.push(
+            Either.left(
+              new AgentEventLimitReached({
+                message: `the task has reached its limit of ${limits.maxEventsPerTask} events`
+              })
+            )
+          )
+        else {
+          counts.set(event.taskId, count + 1)
+          outcomes.push(undefined)
+          accepted.push({
+            index,
+            row: {
+              task_id: event.taskId,
+              event_type: event.eventType,
+              payload_json: payload.json,
+              created_at: now
+            }
+          })
+        }
+      }
+      for (let from = 0; from < accepted.length; from += INSERT_ROWS) {
+        const chunk = accepted.slice(from, from + INSERT_ROWS)
+        const inserted = yield* sql<{ readonly event_id: number }>`
+          INSERT INTO events ${sql.insert(chunk.map((a) => a.row))} RETURNING event_id`
+        // Rows get increasing ids in VALUES order; RETURNING's own order is unspecified.
+        const ids = inserted.map((r) => r.event_id).sort((a, b) => a - b)
+        if (ids.length !== chunk.length)
+          return yield* Effect.dieMessage("appendEvents: INSERT returned too few ids")
+        for (const [i, a] of chunk.entries()) outcomes[a.index] = Either.right(ids[i]!)
+      }
+      for (const [taskId, count] of counts) {
+        yield* sql`UPDATE tasks SET event_count = ${count} WHERE task_id = ${taskId} AND event_count <> ${count}`
+      }
+      return outcomes as ReadonlyArray<Outcome>
+    })
+
   const appendEvents = Effect.fn("TaskStore.appendEvents")(function* (
     events: ReadonlyArray<NewEvent>,
-    limits: { readonly maxEventsPerTask: number; readonly maxEventBytes: number }
+    limits: EventLimits
   ) {
-    type Outcome = Either.Either<number, AgentTaskNotFound | AgentEventTooLarge | AgentEventLimitReached>
-    if (events.length === 0) return [] as ReadonlyArray<Outcome>
-    const fitted = events.map((e) => fitEventPayload(e.eventType, e.payload, limits.maxEventBytes))
+    if (events.length === 0) return [] as ReadonlyArray<Either.Either<number, EventRefusal>>
     const now = yield* nowIso
-    return yield* mutate(
-      Effect.gen(function* () {
-        // One count read per task, then every accepted event in multi-row INSERTs, then one
-        // count write per task: a batch costs a handful of statements, not several per event.
-        const taskIds = [...new Set(events.map((e) => e.taskId))]
-        const counts = new Map<string, number>()
-        for (const row of yield* sql<{ readonly task_id: string; readonly event_count: number }>`
-          SELECT task_id, event_count FROM tasks WHERE ${sql.in("task_id", taskIds)}`)
-          counts.set(row.task_id, row.event_count)
-        const outcomes: Array<Outcome | undefined> = []
-        const accepted: Array<{ readonly index: number; readonly row: Record<string, string> }> = []
-        for (const [index, event] of events.entries()) {
-          const payload = fitted[index]!
-          const count = counts.get(event.taskId)
-          if (payload instanceof AgentEventTooLarge) outcomes.push(Either.left(payload))
-          else if (count === undefined) outcomes.push(Either.left(notFound(event.taskId)))
-          else if (count >= limits.maxEventsPerTask)
-            outcomes.push(
-              Either.left(
-                new AgentEventLimitReached({
-                  message: `the task has reached its limit of ${limits.maxEventsPerTask} events`
-                })
-              )
-            )
-          else {
-            counts.set(event.taskId, count + 1)
-            outcomes.push(undefined)
-            accepted.push({
-              index,
-              row: {
-                task_id: event.taskId,
-                event_type: event.eventType,
-                payload_json: payload.json,
-                created_at: now
-              }
-            })
-          }
-        }
-        for (let from = 0; from < accepted.length; from += INSERT_ROWS) {
-          const chunk = accepted.slice(from, from + INSERT_ROWS)
-          const inserted = yield* sql<{ readonly event_id: number }>`
-            INSERT INTO events ${sql.insert(chunk.map((a) => a.row))} RETURNING event_id`
-          // Rows get increasing ids in VALUES order; RETURNING's own order is unspecified.
-          const ids = inserted.map((r) => r.event_id).sort((a, b) => a - b)
-          if (ids.length !== chunk.length)
-            return yield* Effect.dieMessage("appendEvents: INSERT returned too few ids")
-          for (const [i, a] of chunk.entries()) outcomes[a.index] = Either.right(ids[i]!)
-        }
-        for (const [taskId, count] of counts) {
-          yield* sql`UPDATE tasks SET event_count = ${count} WHERE task_id = ${taskId} AND event_count <> ${count}`
-        }
-        return outcomes as ReadonlyArray<Outcome>
-      })
-    )
+    return yield* mutate(appendWithin(events, limits, now))
   })
 
   const readEvents = Effect.fn("TaskStore.readEvents")(function* (
@@ -593,7 +633,8 @@ const makeStore = Effect.gen(function* () {
     kind: RequestKind,
     payload: unknown,
     expiresAt: Instant,
-    limits: { readonly maxInteractionBytes: number }
+    limits: { readonly maxInteractionBytes: number },
+    announce?: EventLimits
   ) {
     const payloadJson = yield* canonical(payload)
     if (utf8Length(payloadJson) > limits.maxInteractionBytes)
@@ -626,6 +667,20 @@ const makeStore = Effect.gen(function* () {
           resolution_json: null
         })}`
         yield* writeTask({ ...task, status, updated_at: now, pending_request_id: requestId })
+        if (announce !== undefined) {
+          // Refusals (the task's event limit) leave the request in place: it is what matters.
+          yield* appendWithin(
+            [
+              {
+                taskId,
+                eventType: `${kind}.requested`,
+                payload: { request_id: requestId, expires_at: effectiveExpiry }
+              }
+            ],
+            announce,
+            now
+          )
+        }
         return { request: yield* storedRequest(requestId), task: yield* storedTask(taskId) }
       })
     )

@@ -354,3 +354,49 @@ describe("abandonPendingRequest", () => {
     )
   )
 })
+
+describe("createPendingRequest with its announcement", () => {
+  it.effect("the <kind>.requested event is stored with the request, in the same transaction", () =>
+    withStore(
+      temp.stateDir,
+      Effect.gen(function* () {
+        const store = yield* TaskStore
+        const limits = { maxEventsPerTask: 100, maxEventBytes: 1024 }
+        const approvalTask = yield* insertRunning()
+        const { request } = yield* store.createPendingRequest(
+          approvalTask,
+          "approval",
+          APPROVAL,
+          LATER,
+          interaction,
+          limits
+        )
+        const questionTask = yield* insertRunning()
+        const question = yield* store.createPendingRequest(
+          questionTask,
+          "question",
+          {},
+          LATER,
+          interaction,
+          limits
+        )
+        const announced = (taskId: string) =>
+          Effect.map(store.readEvents(taskId, 0, 500), (events) =>
+            events.map((e) => [e.event_type, e.payload])
+          )
+        expect(yield* announced(approvalTask)).toEqual([
+          ["approval.requested", { request_id: request.request_id, expires_at: LATER }]
+        ])
+        expect(yield* announced(questionTask)).toEqual([
+          ["question.requested", { request_id: question.request.request_id, expires_at: LATER }]
+        ])
+        // A refused request announces nothing.
+        const refused = yield* Effect.either(
+          store.createPendingRequest(approvalTask, "question", {}, LATER, interaction, limits)
+        )
+        expect(Either.isLeft(refused)).toBe(true)
+        expect(yield* announced(approvalTask)).toHaveLength(1)
+      })
+    )
+  )
+})

@@ -281,3 +281,67 @@ describe("transition details", () => {
     )
   )
 })
+
+describe("a transition with its event", () => {
+  it.effect("the event is stored in the same transaction, stamped with the same time", () =>
+    withStore(
+      temp.stateDir,
+      Effect.gen(function* () {
+        const store = yield* TaskStore
+        const task = yield* insertRunning()
+        const result = yield* store.transition(
+          task,
+          "succeeded",
+          { final_response: "done", result_storage: "inline", result_size_bytes: 4 },
+          { eventType: "task.completed", payload: { result_storage: "inline" }, limits: eventLimits }
+        )
+        expect(result.eventRefusal).toEqual(Option.none())
+        const events = yield* store.readEvents(task, 0, 500)
+        expect(events.map((e) => [e.event_type, e.payload])).toEqual([
+          ["task.completed", { result_storage: "inline" }]
+        ])
+        expect(events[0]?.created_at).toBe(result.task.completed_at)
+        expect(result.task.event_count).toBe(1)
+      })
+    )
+  )
+
+  it.effect("a refused event does not stop the transition; a refused transition stores no event", () =>
+    withStore(
+      temp.stateDir,
+      Effect.gen(function* () {
+        const store = yield* TaskStore
+        const full = yield* insertRunning()
+        const limits = { maxEventsPerTask: 1, maxEventBytes: 1024 }
+        yield* store.appendEvent(full, "turn.started", {}, limits)
+        const result = yield* store.transition(
+          full,
+          "failed",
+          { error_code: "AGENT_PROVIDER_ERROR" },
+          {
+            eventType: "task.failed",
+            payload: { error_code: "AGENT_PROVIDER_ERROR" },
+            limits
+          }
+        )
+        expect(result.task.status).toBe("failed")
+        expect(Option.map(result.eventRefusal, (r) => r._tag)).toEqual(
+          Option.some("AGENT_EVENT_LIMIT_REACHED")
+        )
+        expect(yield* store.readEvents(full, 0, 500)).toHaveLength(1)
+
+        const queued = yield* insertQueued()
+        const refused = yield* Effect.exit(
+          store.transition(
+            queued,
+            "succeeded",
+            {},
+            { eventType: "task.completed", payload: {}, limits: eventLimits }
+          )
+        )
+        expect(failureTag(refused)).toBe("INVALID_TASK_TRANSITION")
+        expect(yield* store.readEvents(queued, 0, 500)).toEqual([])
+      })
+    )
+  )
+})

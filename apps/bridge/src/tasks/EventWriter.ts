@@ -1,5 +1,4 @@
-import type { AgentEventLimitReached, AgentEventTooLarge, AgentTaskNotFound } from "@serverfs/domain"
-import type { NewEvent, TaskStoreShape } from "@serverfs/store"
+import type { EventLimits, EventRefusal, NewEvent, TaskStoreShape } from "@serverfs/store"
 import { Cause, type Chunk, Deferred, Effect, Either, Queue, type Scope } from "effect"
 
 /**
@@ -21,10 +20,8 @@ export interface EventWriter {
   readonly flush: Effect.Effect<void>
 }
 
-export type EventRefusal = AgentTaskNotFound | AgentEventTooLarge | AgentEventLimitReached
-
 export interface EventWriterOptions {
-  readonly limits: { readonly maxEventsPerTask: number; readonly maxEventBytes: number }
+  readonly limits: EventLimits
   /** An event the store refused (too large, over the task's limit, task gone): it is dropped. */
   readonly onRefused: (event: NewEvent, refusal: EventRefusal) => Effect.Effect<void>
   /**

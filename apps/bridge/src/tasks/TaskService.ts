@@ -58,7 +58,15 @@ import {
   WorkdirRegistry
 } from "@serverfs/policy"
 import { O } from "@serverfs/posix"
-import { makeTaskId, ResultSpool, type TaskRecord, TaskStore, type TransitionPatch } from "@serverfs/store"
+import {
+  type EventLimits,
+  type EventRefusal,
+  makeTaskId,
+  ResultSpool,
+  type TaskRecord,
+  TaskStore,
+  type TransitionPatch
+} from "@serverfs/store"
 import { AuditLog } from "@serverfs/telemetry-local"
 import { openDirectory, WorkdirRoots } from "@serverfs/workspace"
 import { Clock, Deferred, Effect, Either, Fiber, FiberSet, Option, Schema } from "effect"
@@ -96,6 +104,7 @@ const PREVIEW_BYTES = 65_536
 const DEFAULT_EVENTS_LIMIT = 100
 const MAX_EVENTS_LIMIT = 500
 const DEFAULT_RESULT_CHUNK = 65_536
+const EVENT_LIMITS: EventLimits = { maxEventsPerTask: MAX_EVENTS_PER_TASK, maxEventBytes: MAX_EVENT_BYTES }
 
 const isoAfter = (millis: number, seconds: number) => new Date(millis + seconds * 1000).toISOString()
 
@@ -131,16 +140,19 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
     const roots = yield* WorkdirRoots
     const settings = yield* BridgeSettingsTag
     const audit = yield* AuditLog
+    /** An event the store refused to keep: logged and dropped, the task goes on. */
+    const eventDropped = (taskId: string, eventType: string, refusal: EventRefusal) =>
+      audit.emit("WARNING", "event_dropped", {
+        task_id: taskId,
+        event_type: eventType,
+        error_code: refusal._tag
+      })
+
     // The event writer comes before everything with a finalizer here (the task fibers above all),
     // so that its last flush runs after them: a task stopped at shutdown still records its end.
     const eventWriter = yield* makeEventWriter(store, {
-      limits: { maxEventsPerTask: MAX_EVENTS_PER_TASK, maxEventBytes: MAX_EVENT_BYTES },
-      onRefused: (event, refusal) =>
-        audit.emit("WARNING", "event_dropped", {
-          task_id: event.taskId,
-          event_type: event.eventType,
-          error_code: refusal._tag
-        }),
+      limits: EVENT_LIMITS,
+      onRefused: (event, refusal) => eventDropped(event.taskId, event.eventType, refusal),
       onFailure: (count, errorCode) =>
         audit.emit("ERROR", "event_batch_lost", { events: count, error_code: errorCode })
     })
@@ -162,8 +174,9 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
 
     /**
      * Move a task to a terminal status (or interrupted/failed/cancelled) unless it already is
-     * terminal; the store stales its pending request in the same transaction. Returns whether
-     * this call made the change.
+     * terminal. The task's queued events are committed first; the status, the staling of its
+     * pending request and the terminal event then go in one transaction, so no reader sees the
+     * end of a task before everything that led there. Returns whether this call made the change.
      */
     const terminate = (
       taskId: string,
@@ -171,7 +184,14 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
       patch: TransitionPatch,
       event: { readonly type: string; readonly payload: Record<string, unknown> }
     ): Effect.Effect<boolean> =>
-      Effect.zipRight(eventWriter.flush, store.transition(taskId, to, patch)).pipe(
+      Effect.zipRight(
+        eventWriter.flush,
+        store.transition(taskId, to, patch, {
+          eventType: event.type,
+          payload: event.payload,
+          limits: EVENT_LIMITS
+        })
+      ).pipe(
         Effect.flatMap((result) =>
           Effect.zipRight(
             Effect.zipRight(
@@ -180,7 +200,10 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
                 onSome: (requestId) =>
                   failWaiter(taskId, requestId, to === "cancelled" ? "cancelled" : "stale")
               }),
-              tryEvent(taskId, event.type, event.payload)
+              Option.match(result.eventRefusal, {
+                onNone: () => Effect.void,
+                onSome: (refusal) => eventDropped(taskId, event.type, refusal)
+              })
             ),
             Effect.succeed(true)
           )
@@ -231,12 +254,18 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
         const deadline = Date.parse(task.deadline_at)
         const expiresMillis = Math.min(now + settings.interactionTimeoutSeconds * 1000, deadline)
         const expiresAt = new Date(expiresMillis).toISOString()
-        // The task's events so far are committed before it is seen waiting.
+        // The task's events so far are committed before it is seen waiting; the request, the
+        // waiting status and its `<kind>.requested` event then go in one transaction.
         yield* eventWriter.flush
         const created = yield* store
-          .createPendingRequest(task.task_id, kind, payload, expiresAt, {
-            maxInteractionBytes: MAX_INTERACTION_BYTES
-          })
+          .createPendingRequest(
+            task.task_id,
+            kind,
+            payload,
+            expiresAt,
+            { maxInteractionBytes: MAX_INTERACTION_BYTES },
+            EVENT_LIMITS
+          )
           .pipe(Effect.either)
         if (Either.isLeft(created)) {
           if (created.left instanceof AgentInteractionTooLarge) {
@@ -267,7 +296,6 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
         } else if (Option.isSome(stored) && stored.value.status === "stale") {
           yield* Deferred.fail(waiter, new InteractionEnded({ reason: "stale" }))
         }
-        yield* tryEvent(task.task_id, `${kind}.requested`, { request_id: requestId, expires_at: expiresAt })
         const expiry =
           expiresMillis < deadline
             ? Option.some(
