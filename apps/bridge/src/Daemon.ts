@@ -39,11 +39,14 @@ const requireEnabled = Effect.gen(function* () {
 })
 
 const program = Effect.gen(function* () {
-  const { global } = yield* Configuration
+  const { global, unknownVariables } = yield* Configuration
   const settings = yield* BridgeSettingsTag
   const tasks = yield* TaskService
   const audit = yield* AuditLog
   const registry = yield* RuntimeRegistry
+  // A misspelled variable would otherwise fall back to its default without a word.
+  if (unknownVariables.length > 0)
+    yield* audit.emit("WARNING", "unknown_variables", { names: unknownVariables })
   // The socket is bound before reconciliation: a second bridge started on a socket a live bridge
   // serves is refused (SOCKET_PATH_IN_USE) before it could interrupt that bridge's tasks or
   // remove its guards. Requests that arrive meanwhile wait until reconciliation is done.

@@ -1,4 +1,5 @@
 import { spawnSync } from "node:child_process"
+import { writeFileSync } from "node:fs"
 import { cliMain, makeTempTree, type TempTree } from "@serverfs/testkit"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 
@@ -32,6 +33,25 @@ describe("serverfs config check", () => {
     expect(result.stdout).toContain("WORKDIR_02 scratch: read-write")
     expect(result.stdout).toContain("1 deny glob(s)")
     expect(result.stdout + result.stderr).not.toContain(tree.base)
+  })
+
+  it("warns about variables nothing reads (names from the environment and the .env file, no values)", () => {
+    const envFile = `${tree.base}/serverfs.env`
+    writeFileSync(envFile, "SERVERFS_MAX_READ_BYTE=1000\n")
+    const result = run({
+      WORKDIR_01_ALIAS: "docs",
+      WORKDIR_01_PATH: tree.root,
+      WORKDIR_1_READ_ONLY: "false",
+      SERVERFS_ENV_FILE: envFile
+    })
+    expect(result.status).toBe(0)
+    expect(result.stdout).toContain("configuration ok: 1 workdir(s), 0 read-write")
+    expect(result.stdout).toContain(
+      "warning: 2 variable(s) that ServerFS does not read (misspelled?): SERVERFS_MAX_READ_BYTE, WORKDIR_1_READ_ONLY"
+    )
+    expect(result.stdout).not.toContain("1000")
+    // A clean configuration has no warning line.
+    expect(run({ WORKDIR_01_ALIAS: "docs", WORKDIR_01_PATH: tree.root }).stdout).not.toContain("warning")
   })
 
   it("a bad value exits 2 with the servers' one-line message", () => {

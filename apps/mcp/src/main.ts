@@ -21,7 +21,11 @@ import { startupFields } from "./StartupLog.js"
 const program = Effect.gen(function* () {
   const server = yield* McpServer
   const audit = yield* AuditLog
-  yield* audit.emit("INFO", "startup", startupFields(yield* Configuration))
+  const configuration = yield* Configuration
+  yield* audit.emit("INFO", "startup", startupFields(configuration))
+  // A misspelled variable would otherwise fall back to its default without a word.
+  if (configuration.unknownVariables.length > 0)
+    yield* audit.emit("WARNING", "unknown_variables", { names: configuration.unknownVariables })
   yield* server
     .serve(new StdioServerTransport(), (onClosed) => {
       // The SDK's stdio transport does not end on stdin EOF; the server's life does.

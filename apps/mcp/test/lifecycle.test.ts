@@ -78,6 +78,22 @@ describe("process lifecycle", () => {
       expect(() => JSON.parse(line)).not.toThrow()
   })
 
+  it("logs the SERVERFS_/WORKDIR_ variables nothing reads, by name only, and still starts", () => {
+    const result = runToEof({ ...baseEnv(), WORKDIR_01_READONLY: "false", SERVERFS_SEARCH_TIMEOUT: "9" }, "")
+    expect(result.status).toBe(0)
+    const records = result.stderr
+      .split("\n")
+      .filter((l) => l !== "")
+      .map((l) => JSON.parse(l) as { event?: string; level?: string; names?: unknown })
+    const warning = records.find((r) => r.event === "unknown_variables")
+    expect(warning).toMatchObject({
+      level: "WARNING",
+      names: ["SERVERFS_SEARCH_TIMEOUT", "WORKDIR_01_READONLY"]
+    })
+    expect(result.stderr).not.toContain('"9"')
+    expect(runToEof(baseEnv(), "").stderr).not.toContain("unknown_variables")
+  })
+
   it("exits 0 on SIGTERM", async () => {
     const child = spawn(process.execPath, [mcpMain], { env: baseEnv(), stdio: ["pipe", "pipe", "pipe"] })
     let stderr = ""

@@ -8,10 +8,13 @@ import {
   type ServerConfiguration
 } from "./ServerConfiguration.js"
 import { inspectSlotDirectory } from "./SlotDirectory.js"
+import { unknownVariables } from "./UnknownVariables.js"
+import { ENV_FILE_VARIABLE } from "./Variables.js"
 
 /**
  * The parsed configuration as a service. Values come from the ambient ConfigProvider, so tests
- * provide a map and the apps provide the environment merged with the optional .env file.
+ * provide a map and the apps provide the environment merged with the optional .env file. It also
+ * lists the SERVERFS_/WORKDIR_ names there that nothing reads (see UnknownVariables).
  */
 export class Configuration extends Effect.Service<Configuration>()("@serverfs/policy/Configuration", {
   effect: Effect.gen(function* () {
@@ -29,11 +32,10 @@ export class Configuration extends Effect.Service<Configuration>()("@serverfs/po
       (name) => table.get(name),
       inspectSlotDirectory
     )
-    return parsed
+    // Names only: what the processes log and `serverfs config check` prints at startup.
+    return { ...parsed, unknownVariables: yield* unknownVariables }
   })
 }) {}
-
-export const ENV_FILE_VARIABLE = "SERVERFS_ENV_FILE"
 
 /**
  * The process environment merged with the `.env` file named by SERVERFS_ENV_FILE (if any). A

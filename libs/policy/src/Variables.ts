@@ -290,3 +290,6 @@ export const allVariableDocs = (): ReadonlyArray<VariableDoc> => [
   ...UNUSED_LIMITS,
   ...bridgeVariableDocs()
 ]
+
+/** Names the .env file merged under the environment (see environmentWithEnvFile). */
+export const ENV_FILE_VARIABLE = "SERVERFS_ENV_FILE"

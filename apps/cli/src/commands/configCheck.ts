@@ -13,7 +13,11 @@ import { Console, Effect } from "effect"
  * plus SERVERFS_ENV_FILE) and summarise it. Host paths are not printed: the summary is safe to
  * paste into a ticket.
  */
-export const summarize = ({ global, workdirs }: ServerConfiguration, bridge?: BridgeSettings): string => {
+export const summarize = (
+  { global, workdirs }: ServerConfiguration,
+  bridge?: BridgeSettings,
+  unknownVariables: ReadonlyArray<string> = []
+): string => {
   const lines = [
     `configuration ok: ${workdirs.length} workdir(s), ${workdirs.filter((w) => !w.readOnly).length} read-write`,
     `log level ${global.logLevel}; hidden paths ${global.allowHidden ? "allowed" : "refused"}; built-in deny rules ${global.disableDefaultDeny ? "off" : "on"}; ${global.extraDenyGlobs.length} extra deny glob(s)`,
@@ -36,6 +40,11 @@ export const summarize = ({ global, workdirs }: ServerConfiguration, bridge?: Br
         `read ${w.maxReadLines} lines/${w.maxReadBytes} bytes, write ${w.maxWriteBytes} bytes`
     )
   }
+  if (unknownVariables.length > 0) {
+    lines.push(
+      `warning: ${unknownVariables.length} variable(s) that ServerFS does not read (misspelled?): ${unknownVariables.join(", ")}`
+    )
+  }
   return lines.join("\n")
 }
 
@@ -44,7 +53,7 @@ export const configCheck = Command.make("check", {}, () =>
     const configuration = yield* Configuration
     // The bridge reads the same environment: its own settings are validated here too.
     const bridge = configuration.global.agentBridgeEnabled ? yield* loadBridgeSettings : undefined
-    yield* Console.log(summarize(configuration, bridge))
+    yield* Console.log(summarize(configuration, bridge, configuration.unknownVariables))
   })
 ).pipe(
   Command.withDescription(

@@ -1,0 +1,32 @@
+import { Effect, HashSet } from "effect"
+import { BRIDGE_VARIABLES } from "./BridgeSettings.js"
+import { configurationVariableNames } from "./ServerConfiguration.js"
+import { ENV_FILE_VARIABLE } from "./Variables.js"
+
+/** The prefixes of ServerFS's own variables: a name with one of them is meant for ServerFS. */
+const PREFIXES = ["SERVERFS_", "WORKDIR_"] as const
+
+const known = (): ReadonlySet<string> =>
+  new Set([
+    ...configurationVariableNames(),
+    ...Object.values(BRIDGE_VARIABLES).map((entry) => entry.variable),
+    ENV_FILE_VARIABLE
+  ])
+
+/**
+ * The `SERVERFS_*` and `WORKDIR_*` names in the ambient configuration (the environment plus the
+ * .env file) that no ServerFS process reads, sorted: most often a misspelling
+ * (`WORKDIR_1_PATH`, `SERVERFS_MAX_READ_BYTE`) or a setting of another version. Only names are
+ * returned, never values. A provider that cannot list its names yields none.
+ */
+export const unknownVariables: Effect.Effect<ReadonlyArray<string>> = Effect.configProviderWith((provider) =>
+  provider.flattened.enumerateChildren([]).pipe(
+    Effect.map((names) => {
+      const ours = known()
+      return [...HashSet.values(names)]
+        .filter((name) => PREFIXES.some((prefix) => name.startsWith(prefix)) && !ours.has(name))
+        .sort()
+    }),
+    Effect.orElseSucceed(() => [] as ReadonlyArray<string>)
+  )
+)
