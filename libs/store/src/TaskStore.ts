@@ -27,6 +27,7 @@ import {
 } from "@serverfs/domain"
 import { Clock, Context, Effect, Either, Layer, Option, Schema } from "effect"
 import { fitEventPayload } from "./EventPayload.js"
+import { makeIdleCheckpoint } from "./IdleCheckpoint.js"
 import { makeImmediateTransaction } from "./ImmediateTransaction.js"
 import { runMigrations } from "./Migrations.js"
 import { PendingRequestRecord } from "./PendingRequestRecord.js"
@@ -233,12 +234,14 @@ const makeStore = Effect.gen(function* () {
   yield* Effect.orDie(sql`PRAGMA busy_timeout = 5000`)
   yield* Effect.orDie(sql`PRAGMA synchronous = NORMAL`)
   yield* Effect.orDie(runMigrations)
+  const checkpoint = yield* makeIdleCheckpoint(sql)
 
   /** One mutation: BEGIN IMMEDIATE … COMMIT, rolled back on any failure; SQL errors are defects. */
   const mutate = <A, E, R>(
     body: Effect.Effect<A, E, R>
   ): Effect.Effect<A, Exclude<E, SqlError.SqlError>, R> =>
     immediate(body).pipe(
+      Effect.ensuring(checkpoint.wrote),
       Effect.catchIf(
         (error): error is Extract<E | SqlError.SqlError, SqlError.SqlError> =>
           (error as { readonly _tag?: unknown })._tag === "SqlError",
@@ -836,7 +839,7 @@ const layerFile = (options: {
 }): Layer.Layer<TaskStore | ResultSpool, StateDirectoryUnsafe> =>
   Layer.unwrapEffect(
     Effect.map(prepareStateDirectory(options.stateDir), (paths) => {
-      const store = Layer.effect(
+      const store = Layer.scoped(
         TaskStore,
         Effect.gen(function* () {
           yield* verifyWal
@@ -854,7 +857,7 @@ const layerFile = (options: {
   )
 
 const layerMemory = (): Layer.Layer<TaskStore | ResultSpool> =>
-  Layer.effect(TaskStore, makeStore).pipe(
+  Layer.scoped(TaskStore, makeStore).pipe(
     Layer.provide(Layer.orDie(SqliteClient.layer({ filename: ":memory:" }))),
     Layer.provideMerge(ResultSpool.layerMemory())
   )
