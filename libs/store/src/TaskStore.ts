@@ -132,8 +132,8 @@ export interface TaskStoreShape {
     taskId: string,
     eventType: string,
     payload: Readonly<Record<string, unknown>>,
-    limits: { readonly maxEventsPerTask: number; readonly maxEventBytes: number }
-  ) => Effect.Effect<TaskEvent, AgentTaskNotFound | AgentEventTooLarge | AgentEventLimitReached>
+    limits: EventLimits
+  ) => Effect.Effect<TaskEvent, EventRefusal>
   /**
    * Several events, of one or many tasks, in one transaction and in the given order: the bridge's
    * event writer commits whatever accumulated while the previous batch was being written. Each
@@ -502,40 +502,23 @@ const makeStore = Effect.gen(function* () {
     )
   })
 
+  /** One event in its own transaction, returned as readEvents will return it. */
   const appendEvent = Effect.fn("TaskStore.appendEvent")(function* (
     taskId: string,
     eventType: string,
     payload: Readonly<Record<string, unknown>>,
-    limits: { readonly maxEventsPerTask: number; readonly maxEventBytes: number }
+    limits: EventLimits
   ) {
-    const fitted = yield* Effect.sync(() => fitEventPayload(eventType, payload, limits.maxEventBytes))
-    if (fitted instanceof AgentEventTooLarge) return yield* fitted
     const now = yield* nowIso
     return yield* mutate(
       Effect.gen(function* () {
-        const task = yield* requireTask(taskId)
-        if (task.event_count >= limits.maxEventsPerTask)
-          return yield* new AgentEventLimitReached({
-            message: `the task has reached its limit of ${limits.maxEventsPerTask} events`
-          })
-        const inserted = yield* sql<{ readonly event_id: number }>`
-          INSERT INTO events (task_id, event_type, payload_json, created_at)
-          VALUES (${taskId}, ${eventType}, ${fitted.json}, ${now})
-          RETURNING event_id`
-        yield* sql`UPDATE tasks SET event_count = event_count + 1 WHERE task_id = ${taskId}`
-        const eventId = inserted[0]?.event_id
-        if (eventId === undefined) return yield* Effect.dieMessage("appendEvent: INSERT returned no event id")
-        // The envelope as readEvents will return it: the payload is what was stored.
-        return toEvent(
-          {
-            event_id: eventId,
-            task_id: taskId,
-            event_type: eventType,
-            payload_json: fitted.json,
-            created_at: now
-          },
-          task.correlation_id
-        )
+        const outcome = (yield* appendWithin([{ taskId, eventType, payload }], limits, now))[0]!
+        if (Either.isLeft(outcome)) return yield* outcome.left
+        const task = yield* storedTask(taskId)
+        const rows = yield* sql`
+          SELECT event_id, task_id, event_type, payload_json, created_at FROM events
+          WHERE event_id = ${outcome.right}`
+        return toEvent(yield* Effect.orDie(decodeEventRow(rows[0])), task.correlation_id)
       })
     )
   })
