@@ -2,8 +2,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Config, Effect, Either, Option } from "effect"
 import { ConfigurationError } from "./ConfigurationError.js"
-import type { VariableDoc } from "./GlobalSettings.js"
-import { lenientFloat, type Parse, strictBool, strictInt } from "./Parsers.js"
+import type { Entry, VariableDoc } from "./GlobalSettings.js"
+import { isUnset, lenientFloat, type Parse, strictBool, strictInt } from "./Parsers.js"
 
 /**
  * Settings only the Agent Bridge reads (tool-contracts §4.1 "deployment-only variables",
@@ -51,7 +51,7 @@ const codexTransport: Parse<"daemon" | "stdio"> = (raw) => {
 const executable =
   (fallback: string): Parse<string> =>
   (raw) => {
-    const value = raw === undefined || raw.trim() === "" ? fallback : raw.trim()
+    const value = isUnset(raw) ? fallback : raw.trim()
     return value.includes("/") && !path.isAbsolute(value)
       ? Either.left("must be a command name or an absolute path")
       : Either.right(value)
@@ -64,7 +64,7 @@ const defaultStateDir = (): string => {
 
 /** A uid or gid: a non-negative integer, or empty for "the bridge's own". */
 const optionalId: Parse<number | null> = (raw) => {
-  if (raw === undefined || raw.trim() === "") return Either.right(null)
+  if (isUnset(raw)) return Either.right(null)
   const t = raw.trim()
   return /^\d+$/.test(t) && Number(t) <= 0xffffffff
     ? Either.right(Number(t))
@@ -74,17 +74,9 @@ const optionalId: Parse<number | null> = (raw) => {
 const absolutePath =
   (fallback: () => string): Parse<string> =>
   (raw) => {
-    const value = raw === undefined || raw.trim() === "" ? fallback() : raw.trim()
+    const value = isUnset(raw) ? fallback() : raw.trim()
     return path.isAbsolute(value) ? Either.right(value) : Either.left("must be an absolute path")
   }
-
-interface Entry<A> {
-  readonly variable: string
-  readonly kind: VariableDoc["kind"]
-  readonly default: string
-  readonly parse: Parse<A>
-  readonly description: string
-}
 
 export const BRIDGE_VARIABLES: { readonly [K in keyof BridgeSettings]: Entry<BridgeSettings[K]> } = {
   stateDir: {

@@ -21,19 +21,24 @@ export interface PathPolicySettings {
   readonly extraDenyGlobs: ReadonlyArray<string>
 }
 
-/** Built-in credential rules (active unless SERVERFS_DISABLE_DEFAULT_DENY). */
-const DEFAULT_DENIED_COMPONENTS = new Set([".ssh", ".aws", ".gnupg", ".kube"])
-const DEFAULT_DENIED_NAMES = new Set([".env", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"])
-const DEFAULT_DENIED_GLOBS = [".env", ".env.*", "*.env", "*.pem", "*.key"].map(matcher)
+/**
+ * Built-in credential rules (active unless SERVERFS_DISABLE_DEFAULT_DENY), written once: denied
+ * directory names, denied file names and denied name patterns. Every one is a plain name glob,
+ * so the same list also serves as ripgrep excludes.
+ */
+const DEFAULT_DENIED_COMPONENT_LIST = [".ssh", ".aws", ".gnupg", ".kube"] as const
+const DEFAULT_DENIED_NAME_LIST = [".env", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"] as const
+const DEFAULT_DENIED_PATTERN_LIST = [".env.*", "*.env", "*.pem", "*.key"] as const
+
+const DEFAULT_DENIED_COMPONENTS: ReadonlySet<string> = new Set(DEFAULT_DENIED_COMPONENT_LIST)
+const DEFAULT_DENIED_NAMES: ReadonlySet<string> = new Set(DEFAULT_DENIED_NAME_LIST)
+const DEFAULT_DENIED_GLOBS = DEFAULT_DENIED_PATTERN_LIST.map(matcher)
 
 /** The built-in rules as plain name globs (the same rules, for ripgrep). */
-const DEFAULT_DENY_NAME_GLOBS = [
-  ...DEFAULT_DENIED_COMPONENTS,
-  ...DEFAULT_DENIED_NAMES,
-  ".env.*",
-  "*.env",
-  "*.pem",
-  "*.key"
+const DEFAULT_DENY_NAME_GLOBS: ReadonlyArray<string> = [
+  ...DEFAULT_DENIED_COMPONENT_LIST,
+  ...DEFAULT_DENIED_NAME_LIST,
+  ...DEFAULT_DENIED_PATTERN_LIST
 ]
 
 const isDefaultDenied = (name: string): boolean =>
@@ -70,11 +75,25 @@ const compileExtra = (glob: string): ExtraRule => {
   return { onName: false, test: (path) => full(path) || rootLevel(path) }
 }
 
+/** The ripgrep exclude globs of a policy, computed once when it is made (see ripgrepExcludes). */
+const ripgrepExcludesOf = (
+  disableDefaultDeny: boolean,
+  extras: ReadonlyArray<ExtraRule>
+): ReadonlyArray<string> => {
+  const names: Array<string> = disableDefaultDeny ? [] : [...DEFAULT_DENY_NAME_GLOBS]
+  for (const rule of extras) {
+    if (rule.nameGlob !== undefined && !/[\\[\]{}!]/.test(rule.nameGlob)) names.push(rule.nameGlob)
+  }
+  return names.map((glob) => `!${glob}`)
+}
+
 export class DenyPolicy {
   private readonly extras: ReadonlyArray<ExtraRule>
+  private readonly excludes: ReadonlyArray<string>
 
   private constructor(readonly settings: PathPolicySettings) {
     this.extras = settings.extraDenyGlobs.map(compileExtra)
+    this.excludes = ripgrepExcludesOf(settings.disableDefaultDeny, this.extras)
   }
 
   static make(settings: PathPolicySettings): DenyPolicy {
@@ -117,11 +136,7 @@ export class DenyPolicy {
    * prunes an excluded directory's subtree, exactly like the ancestor rule here.
    */
   ripgrepExcludes(): ReadonlyArray<string> {
-    const names = this.settings.disableDefaultDeny ? [] : [...DEFAULT_DENY_NAME_GLOBS]
-    for (const rule of this.extras) {
-      if (rule.nameGlob !== undefined && !/[\\[\]{}!]/.test(rule.nameGlob)) names.push(rule.nameGlob)
-    }
-    return names.map((glob) => `!${glob}`)
+    return this.excludes
   }
 
   /** Number of extra rules, for the startup log (glob text is never logged). */

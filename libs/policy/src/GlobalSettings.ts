@@ -1,5 +1,5 @@
 import type { AgentModeSetting, RuntimeName } from "./AgentSettings.js"
-import type { LogLevel, ParserKind } from "./Parsers.js"
+import type { LogLevel, Parse, ParserKind } from "./Parsers.js"
 
 /**
  * Server-wide settings (tool-contracts §4.1, §4.3). List and search limits, the walk cap, the
@@ -37,4 +37,18 @@ export interface VariableDoc {
   readonly default: string
   readonly scope: "global" | "global, per-workdir override" | "per-workdir" | "bridge"
   readonly description: string
+}
+
+/**
+ * One row of a configuration table (GLOBAL_VARIABLES, BRIDGE_VARIABLES): a variable with its
+ * parser, default and meaning, from which both the loader and the documentation are derived.
+ */
+export interface Entry<A> {
+  readonly variable: string
+  readonly kind: VariableDoc["kind"]
+  readonly default: string
+  readonly parse: Parse<A>
+  readonly description: string
+  /** Suffix of the per-workdir override (`WORKDIR_XX_<suffix>`), if the workdir may override it. */
+  readonly override?: string
 }

@@ -18,7 +18,9 @@ export type ParserKind =
   | "glob list"
   | "log level"
 
-const isUnset = (raw: string | undefined): raw is undefined | "" => raw === undefined || raw.trim() === ""
+/** Not set: absent, empty or only whitespace. */
+export const isUnset = (raw: string | undefined): raw is undefined | "" =>
+  raw === undefined || raw.trim() === ""
 
 const TRUE_WORDS = new Set(["true", "1", "yes", "on"])
 const FALSE_WORDS = new Set(["false", "0", "no", "off"])

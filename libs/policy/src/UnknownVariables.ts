@@ -6,12 +6,17 @@ import { ENV_FILE_VARIABLE } from "./Variables.js"
 /** The prefixes of ServerFS's own variables: a name with one of them is meant for ServerFS. */
 const PREFIXES = ["SERVERFS_", "WORKDIR_"] as const
 
-const known = (): ReadonlySet<string> =>
-  new Set([
+/** Every name some ServerFS process reads, built on first use (the tables are constant). */
+let knownNames: ReadonlySet<string> | undefined
+
+const known = (): ReadonlySet<string> => {
+  knownNames ??= new Set([
     ...configurationVariableNames(),
     ...Object.values(BRIDGE_VARIABLES).map((entry) => entry.variable),
     ENV_FILE_VARIABLE
   ])
+  return knownNames
+}
 
 /**
  * The `SERVERFS_*` and `WORKDIR_*` names in the ambient configuration (the environment plus the

@@ -7,7 +7,7 @@ import {
   type RuntimeName
 } from "./AgentSettings.js"
 import { bridgeVariableDocs } from "./BridgeSettings.js"
-import type { GlobalSettings, VariableDoc } from "./GlobalSettings.js"
+import type { Entry, GlobalSettings, VariableDoc } from "./GlobalSettings.js"
 import {
   globList,
   LOG_LEVELS,
@@ -26,16 +26,6 @@ import {
  * loader parses from this table and docs/configuration.md is generated from it, so the two
  * cannot drift (scripts/docs-config.mjs --check runs in the test command).
  */
-interface Entry<A> {
-  readonly variable: string
-  readonly kind: VariableDoc["kind"]
-  readonly default: string
-  readonly parse: Parse<A>
-  readonly description: string
-  /** Suffix of the per-workdir override (`WORKDIR_XX_<suffix>`), if the workdir may override it. */
-  readonly override?: string
-}
-
 const DEFAULT_BRIDGE_SOCKET = "/run/serverfs-agent-bridge/bridge.sock"
 const DEFAULT_LOCK_DIR = "/run/serverfs-agent-locks"
 

@@ -8,15 +8,17 @@ import {
 } from "@serverfs/policy"
 import { Console, Effect } from "effect"
 
+/** The value of the Configuration service: the parsed configuration and the unread names. */
+type LoadedConfiguration = ServerConfiguration & { readonly unknownVariables: ReadonlyArray<string> }
+
 /**
  * `serverfs config check`: parse the configuration exactly as serverfs-mcp does (environment
  * plus SERVERFS_ENV_FILE) and summarise it. Host paths are not printed: the summary is safe to
  * paste into a ticket.
  */
 export const summarize = (
-  { global, workdirs }: ServerConfiguration,
-  bridge?: BridgeSettings,
-  unknownVariables: ReadonlyArray<string> = []
+  { global, workdirs, unknownVariables }: LoadedConfiguration,
+  bridge?: BridgeSettings
 ): string => {
   const lines = [
     `configuration ok: ${workdirs.length} workdir(s), ${workdirs.filter((w) => !w.readOnly).length} read-write`,
@@ -53,7 +55,7 @@ export const configCheck = Command.make("check", {}, () =>
     const configuration = yield* Configuration
     // The bridge reads the same environment: its own settings are validated here too.
     const bridge = configuration.global.agentBridgeEnabled ? yield* loadBridgeSettings : undefined
-    yield* Console.log(summarize(configuration, bridge, configuration.unknownVariables))
+    yield* Console.log(summarize(configuration, bridge))
   })
 ).pipe(
   Command.withDescription(
