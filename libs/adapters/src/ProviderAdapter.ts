@@ -35,6 +35,12 @@ export interface TurnRequest {
   readonly resume: { readonly sessionId: string } | null
 }
 
+/** A progress event as the adapter reports it through `TurnSink.event`. */
+export interface NormalizedEvent {
+  readonly type: string
+  readonly payload: Record<string, unknown>
+}
+
 /** Why a pending interaction ended without an answer. */
 export class InteractionEnded extends Data.TaggedError("InteractionEnded")<{
   readonly reason: "stale" | "expired" | "cancelled"

@@ -25,10 +25,9 @@ const readPid = (file: string): number | undefined => {
 }
 
 /** The app-server's pid, from `$CODEX_HOME/app-server-daemon/daemon.pid`. */
-export const codexDaemonPid = (home: string): number | undefined =>
-  readPid(path.join(daemonDir(home), "daemon.pid"))
+const codexDaemonPid = (home: string): number | undefined => readPid(path.join(daemonDir(home), "daemon.pid"))
 
-export const codexUpdaterPid = (home: string): number | undefined =>
+const codexUpdaterPid = (home: string): number | undefined =>
   readPid(path.join(daemonDir(home), "daemon-updater.pid"))
 
 const alive = (pid: number): boolean => {
@@ -63,14 +62,14 @@ const terminate = async (pid: number, graceMs: number): Promise<void> => {
   while (alive(pid) && Date.now() < hard) await sleep(20)
 }
 
-export interface CliResult {
+interface CliResult {
   readonly code: number | null
   readonly stdout: string
   readonly stderr: string
 }
 
 /** `codex <args>` with CODEX_HOME=home, bounded. */
-export const runCodex = (
+const runCodex = (
   home: string,
   args: ReadonlyArray<string>,
   timeoutMs = 60_000,

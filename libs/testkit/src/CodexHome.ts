@@ -36,7 +36,7 @@ export interface CodexHome {
   readonly remove: () => void
 }
 
-export const codexConfigToml = (options: CodexHomeOptions): string =>
+const codexConfigToml = (options: CodexHomeOptions): string =>
   [
     "suppress_unstable_features_warning = true",
     `model = "${options.model ?? "gpt-5.5"}"`,

@@ -356,6 +356,3 @@ export const lastToolResults = (
       return { toolUseId: String(b.tool_use_id), isError: b.is_error === true, text: body }
     })
 }
-
-/** Does the request end with a tool_result (the model is being shown a tool's outcome)? */
-export const endsWithToolResult = (request: MessagesRequest): boolean => lastToolResults(request).length > 0

@@ -1,6 +1,5 @@
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
-import { Effect, type Scope } from "effect"
 
 /**
  * A loopback-only fake of the OpenAI Responses API (`POST /v1/responses`, streamed as SSE), for
@@ -227,7 +226,6 @@ export const startFakeResponsesServer = async (
   const notify = () => {
     for (const w of [...waiters]) w()
   }
-  const sockets = new Set<import("node:net").Socket>()
 
   const respond = (req: http.IncomingMessage, res: http.ServerResponse, raw: string) => {
     let body: Record<string, unknown>
@@ -324,13 +322,7 @@ export const startFakeResponsesServer = async (
   }
 
   const server = http.createServer((req, res) => {
-    // Loopback only, one route.
-    const remote = req.socket.remoteAddress ?? ""
-    if (remote !== "127.0.0.1" && remote !== "::ffff:127.0.0.1" && remote !== "::1") {
-      res.writeHead(403)
-      res.end()
-      return
-    }
+    // One route (the server listens on 127.0.0.1 only).
     if (req.method !== "POST" || !(req.url ?? "").startsWith("/v1/responses")) {
       res.writeHead(404, { "content-type": "application/json" })
       res.end(JSON.stringify({ error: { message: "not found" } }))
@@ -339,10 +331,6 @@ export const startFakeResponsesServer = async (
     const chunks: Buffer[] = []
     req.on("data", (c: Buffer) => chunks.push(c))
     req.on("end", () => respond(req, res, Buffer.concat(chunks).toString("utf8")))
-  })
-  server.on("connection", (socket) => {
-    sockets.add(socket)
-    socket.on("close", () => sockets.delete(socket))
   })
   await new Promise<void>((resolve, reject) => {
     server.once("error", reject)
@@ -383,17 +371,8 @@ export const startFakeResponsesServer = async (
       }),
     close: () =>
       new Promise<void>((resolve) => {
-        for (const socket of sockets) socket.destroy()
+        server.closeAllConnections()
         server.close(() => resolve())
       })
   }
 }
-
-/** The server as a scoped resource: closed when the scope closes. */
-export const fakeResponsesServer = (
-  options: { readonly fallback?: FakeReply } = {}
-): Effect.Effect<FakeResponsesServer, never, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.promise(() => startFakeResponsesServer(options)),
-    (server) => Effect.promise(() => server.close())
-  )

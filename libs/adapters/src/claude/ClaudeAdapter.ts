@@ -270,18 +270,28 @@ export const makeClaudeAdapter = (options: ClaudeAdapterOptions): Effect.Effect<
         for (const fiber of turn.callbacks) fiber.unsafeInterruptAsFork(fiber.id())
         // Drain: the SDK delivers what is left and ends when the CLI exits. After an error result
         // its next() throws ("Claude Code returned an error result"): that is expected here.
-        const deadline = Date.now() + DRAIN_MILLIS
-        for (;;) {
-          const remaining = deadline - Date.now()
-          if (remaining <= 0) break
-          const step = await Promise.race([
-            turn.query.next().then(
-              (r) => (r.done === true ? "done" : "more"),
-              () => "done"
-            ),
-            sleep(remaining).then(() => "timeout")
-          ])
-          if (step !== "more") break
+        // One deadline timer for the whole drain, cleared once it is over.
+        let expired = false
+        let timer: ReturnType<typeof setTimeout> | undefined
+        const deadline = new Promise<"timeout">((resolve) => {
+          timer = setTimeout(() => {
+            expired = true
+            resolve("timeout")
+          }, DRAIN_MILLIS)
+        })
+        try {
+          while (!expired) {
+            const step = await Promise.race([
+              turn.query.next().then(
+                (r) => (r.done === true ? "done" : "more"),
+                () => "done"
+              ),
+              deadline
+            ])
+            if (step !== "more") break
+          }
+        } finally {
+          clearTimeout(timer)
         }
         if (!turn.exited) {
           turn.query.close()

@@ -8,6 +8,7 @@ import type {
   QuestionPayload,
   QuestionResolution
 } from "@serverfs/domain"
+import type { NormalizedEvent } from "../ProviderAdapter.js"
 
 /**
  * Pure translations between Claude Code's permission callback and ServerFS's provider-neutral
@@ -107,7 +108,7 @@ export const approvalPayload = (
   }
 }
 
-export const DENY_MESSAGE = "The user denied this action (ServerFS approval)."
+const DENY_MESSAGE = "The user denied this action (ServerFS approval)."
 export const CANCEL_MESSAGE = "The user cancelled the task (ServerFS approval)."
 
 /** The answer to Claude for the human's decision. */
@@ -209,16 +210,11 @@ export const answersFor = (
 const MAX_INPUT_JSON = 8192
 
 /** A tool input small enough to be an event field, else a marker of its size. */
-export const boundedInput = (input: unknown): unknown => {
+const boundedInput = (input: unknown): unknown => {
   const json = JSON.stringify(input) ?? ""
   return json.length <= MAX_INPUT_JSON
     ? input
     : { truncated: true, size_bytes: Buffer.byteLength(json, "utf8") }
-}
-
-export interface NormalizedEvent {
-  readonly type: string
-  readonly payload: Record<string, unknown>
 }
 
 /** The event of one assistant tool_use block (command / file change / other tool start). */
@@ -247,8 +243,7 @@ export const toolCompleted = (tool: string | undefined, id: string, isError: boo
 }
 
 /** Absolute paths in a provider error text, blanked: error messages reach clients unredacted. */
-export const scrubPaths = (message: string): string =>
-  message.replace(/(^|[\s'"(=:])\/[^\s'"),;:]+/g, "$1<path>")
+const scrubPaths = (message: string): string => message.replace(/(^|[\s'"(=:])\/[^\s'"),;:]+/g, "$1<path>")
 
 /** A provider error text fit for an error message: scrubbed and bounded. */
 export const errorText = (message: string): string => {

@@ -8,6 +8,8 @@ import {
   AgentRuntimeNotReady,
   AgentSessionNotResumable,
   AgentTaskNotActive,
+  type ApprovalPayload,
+  type ApprovalResolution,
   type RuntimeInfo
 } from "@serverfs/domain"
 import { Effect, Either, ExecutionStrategy, Exit, Fiber, Queue, Scope } from "effect"
@@ -130,6 +132,17 @@ type Signal =
   | { readonly _tag: "closed"; readonly reason: string }
 
 const CONTINUE: Signal = { _tag: "continue" }
+
+/** The Codex server requests ServerFS relays to the human (every other one is declined). */
+const RELAYED_METHODS = [
+  "item/commandExecution/requestApproval",
+  "item/fileChange/requestApproval",
+  "item/permissions/requestApproval",
+  "item/tool/requestUserInput"
+] as const
+type RelayedRequest = Extract<ServerRequest, { readonly method: (typeof RELAYED_METHODS)[number] }>
+const RELAYED: ReadonlySet<string> = new Set(RELAYED_METHODS)
+const isRelayed = (message: ServerRequest): message is RelayedRequest => RELAYED.has(message.method)
 
 const userAgentVersion = (userAgent: string): string | null => /^[^/\s]+\/(\S+)/.exec(userAgent)?.[1] ?? null
 
@@ -325,7 +338,12 @@ export const makeCodexAdapter = (options: CodexAdapterOptions): Effect.Effect<Pr
         const messages: AgentMessage[] = []
         const changedPaths = new Map<string, ReadonlyArray<string>>()
         let lastError: string | null = null
+        /** The run's connection and its scope; `adopt` also makes it `turn.connection`. */
         let current: Opened | null = null
+        const adopt = (opened: Opened): Opened => {
+          turn.connection = opened.connection
+          return opened
+        }
 
         active.set(request.taskId, turn)
         remember(request.taskId, "no-turn")
@@ -333,15 +351,14 @@ export const makeCodexAdapter = (options: CodexAdapterOptions): Effect.Effect<Pr
         /** Everything the run owns, in order: stop the turn if it may still run, then let go. */
         const finalize = Effect.gen(function* () {
           if (active.get(request.taskId) === turn) active.delete(request.taskId)
-          const connection = current?.connection
           if (
             !turn.done &&
             !turn.lost &&
             turn.threadId !== null &&
             turn.turnId !== null &&
-            connection?.isOpen() === true
+            current?.connection.isOpen() === true
           ) {
-            yield* connection
+            yield* current.connection
               .request("turn/interrupt", { threadId: turn.threadId, turnId: turn.turnId })
               .pipe(Effect.timeout(FINAL_INTERRUPT), Effect.ignore)
           }
@@ -354,16 +371,16 @@ export const makeCodexAdapter = (options: CodexAdapterOptions): Effect.Effect<Pr
         })
 
         const body = Effect.gen(function* () {
-          current = yield* openOwned(connectForTask).pipe(
-            Effect.mapError((e) => new AgentRuntimeNotReady({ message: e.reason }))
+          current = adopt(
+            yield* openOwned(connectForTask).pipe(
+              Effect.mapError((e) => new AgentRuntimeNotReady({ message: e.reason }))
+            )
           )
-          let connection = current.connection
-          turn.connection = connection
 
           // The thread: new, or the recorded one of the task this one continues.
           let threadModel: string
           if (request.resume === null) {
-            const started = yield* connection
+            const started = yield* current.connection
               .request("thread/start", {
                 cwd: request.cwd,
                 serviceName: SERVICE_NAME,
@@ -374,7 +391,7 @@ export const makeCodexAdapter = (options: CodexAdapterOptions): Effect.Effect<Pr
             threadModel = started.model
           } else {
             const sessionId = request.resume.sessionId
-            const resumed = yield* connection
+            const resumed = yield* current.connection
               .request("thread/resume", {
                 threadId: sessionId,
                 excludeTurns: true,
@@ -399,7 +416,7 @@ export const makeCodexAdapter = (options: CodexAdapterOptions): Effect.Effect<Pr
           yield* sink.nativeIds({ sessionId: threadId })
 
           remember(request.taskId, "turn-sent")
-          const started = yield* connection
+          const started = yield* current.connection
             .request("turn/start", {
               threadId,
               input: [{ type: "text", text: request.prompt, text_elements: [] }],
@@ -419,7 +436,7 @@ export const makeCodexAdapter = (options: CodexAdapterOptions): Effect.Effect<Pr
           yield* sink.nativeIds({ turnId })
           yield* sink.event("turn.started", request.resume === null ? {} : { continued: true })
           if (turn.cancelRequested) {
-            yield* connection.request("turn/interrupt", { threadId, turnId }).pipe(Effect.ignore)
+            yield* current.connection.request("turn/interrupt", { threadId, turnId }).pipe(Effect.ignore)
           }
 
           // ---- server requests ----------------------------------------------------------------
@@ -459,42 +476,43 @@ export const makeCodexAdapter = (options: CodexAdapterOptions): Effect.Effect<Pr
               sink.event("provider.request_declined", { method, reason })
             )
 
-          const decideFor = (message: ServerRequest): Effect.Effect<Reply> | string => {
+          /**
+           * Relay an approval; its native reply. cancel_task also stops the turn; an ended
+           * interaction answers `onEnded` (and stops the turn).
+           */
+          const approval = (
+            payload: ApprovalPayload,
+            replyFor: (resolution: ApprovalResolution) => unknown,
+            onEnded: unknown
+          ): Effect.Effect<Reply> =>
+            sink.requestApproval(payload).pipe(
+              Effect.map((resolution): Reply => {
+                if (resolution.decision === "cancel_task") turn.cancelRequested = true
+                return { _tag: "result", value: replyFor(resolution) }
+              }),
+              Effect.catchTag("InteractionEnded", () => ended({ _tag: "result", value: onEnded }))
+            )
+          const decisionReply = (resolution: ApprovalResolution) => ({
+            decision: nativeDecision(resolution.decision)
+          })
+          const CANCELLED = { decision: "cancel" }
+
+          const decideFor = (message: RelayedRequest): Effect.Effect<Reply> | string => {
             switch (message.method) {
               case "item/commandExecution/requestApproval":
-                return sink.requestApproval(commandApproval(message.params, root)).pipe(
-                  Effect.map((resolution): Reply => {
-                    if (resolution.decision === "cancel_task") turn.cancelRequested = true
-                    return { _tag: "result", value: { decision: nativeDecision(resolution.decision) } }
-                  }),
-                  Effect.catchTag("InteractionEnded", () =>
-                    ended({ _tag: "result", value: { decision: "cancel" } })
-                  )
-                )
+                return approval(commandApproval(message.params, root), decisionReply, CANCELLED)
               case "item/fileChange/requestApproval":
-                return sink
-                  .requestApproval(
-                    fileChangeApproval(message.params, changedPaths.get(message.params.itemId) ?? [], root)
-                  )
-                  .pipe(
-                    Effect.map((resolution): Reply => {
-                      if (resolution.decision === "cancel_task") turn.cancelRequested = true
-                      return { _tag: "result", value: { decision: nativeDecision(resolution.decision) } }
-                    }),
-                    Effect.catchTag("InteractionEnded", () =>
-                      ended({ _tag: "result", value: { decision: "cancel" } })
-                    )
-                  )
+                return approval(
+                  fileChangeApproval(message.params, changedPaths.get(message.params.itemId) ?? [], root),
+                  decisionReply,
+                  CANCELLED
+                )
               case "item/permissions/requestApproval": {
                 const params = message.params
-                return sink.requestApproval(permissionApproval(params, root)).pipe(
-                  Effect.map((resolution): Reply => {
-                    if (resolution.decision === "cancel_task") turn.cancelRequested = true
-                    return { _tag: "result", value: permissionReply(params, resolution) }
-                  }),
-                  Effect.catchTag("InteractionEnded", () =>
-                    ended({ _tag: "result", value: PERMISSION_DENIED_REPLY })
-                  )
+                return approval(
+                  permissionApproval(params, root),
+                  (resolution) => permissionReply(params, resolution),
+                  PERMISSION_DENIED_REPLY
                 )
               }
               case "item/tool/requestUserInput": {
@@ -512,19 +530,13 @@ export const makeCodexAdapter = (options: CodexAdapterOptions): Effect.Effect<Pr
                   )
                 )
               }
-              default:
-                return `ServerFS does not support the Codex request ${message.method}`
             }
           }
 
           const onServerRequest = (message: ServerRequest, on: CodexConnection): Effect.Effect<void> =>
             Effect.gen(function* () {
               const params = message.params as { readonly threadId?: unknown; readonly itemId?: unknown }
-              const relayable =
-                message.method === "item/commandExecution/requestApproval" ||
-                message.method === "item/fileChange/requestApproval" ||
-                message.method === "item/permissions/requestApproval" ||
-                message.method === "item/tool/requestUserInput"
+              const relayable = isRelayed(message)
               if (relayable && params.threadId !== threadId) {
                 return yield* decline(message.method, "not a request of this ServerFS task", message.id, on)
               }
@@ -540,7 +552,9 @@ export const makeCodexAdapter = (options: CodexAdapterOptions): Effect.Effect<Pr
                 known.connection = on
                 return yield* send(known)
               }
-              const decision = decideFor(message)
+              const decision = relayable
+                ? decideFor(message)
+                : `ServerFS does not support the Codex request ${message.method}`
               if (typeof decision === "string")
                 return yield* decline(message.method, decision, message.id, on)
               const interaction: Interaction = {
@@ -649,14 +663,13 @@ export const makeCodexAdapter = (options: CodexAdapterOptions): Effect.Effect<Pr
               }
             }
             if (current !== null) yield* Scope.close(current.scope, Exit.void)
-            current = opened
-            connection = opened.connection
-            turn.connection = connection
-            const again = connection
-            const read = yield* again.request("thread/resume", { threadId, excludeTurns: true }).pipe(
-              Effect.zipRight(again.request("thread/read", { threadId, includeTurns: true })),
-              Effect.catchAll(() => lostTurn("the Codex thread could not be resumed after a reconnect"))
-            )
+            current = adopt(opened)
+            const read = yield* current.connection
+              .request("thread/resume", { threadId, excludeTurns: true })
+              .pipe(
+                Effect.zipRight(current.connection.request("thread/read", { threadId, includeTurns: true })),
+                Effect.catchAll(() => lostTurn("the Codex thread could not be resumed after a reconnect"))
+              )
             const ours = read.thread.turns.find((t) => t.id === turnId)
             if (ours === undefined || ours.status === "interrupted" || ours.status === "failed") {
               return yield* lostTurn(
@@ -666,12 +679,12 @@ export const makeCodexAdapter = (options: CodexAdapterOptions): Effect.Effect<Pr
             if (ours.status === "completed") return [{ _tag: "completed", turn: ours } as Signal]
             // Replays arrive while the thread resumes: handle what came so far, then drop the rest.
             const early: Signal[] = []
-            for (const incoming of yield* Queue.takeAll(again.incoming)) {
-              const signal = yield* dispatch(incoming, again)
+            for (const incoming of yield* Queue.takeAll(current.connection.incoming)) {
+              const signal = yield* dispatch(incoming, current.connection)
               if (signal._tag !== "continue") early.push(signal)
             }
             for (const interaction of [...interactions.values()]) {
-              if (interaction.connection === again) continue
+              if (interaction.connection === current.connection) continue
               interactions.delete(interaction.key)
               if (interaction.reply === undefined && interaction.fiber !== undefined) {
                 yield* Fiber.interrupt(interaction.fiber)
@@ -686,7 +699,8 @@ export const makeCodexAdapter = (options: CodexAdapterOptions): Effect.Effect<Pr
           let outcome: Turn | undefined
           while (outcome === undefined) {
             const signal =
-              queued.shift() ?? (yield* dispatch(yield* Queue.take(connection.incoming), connection))
+              queued.shift() ??
+              (yield* dispatch(yield* Queue.take(current.connection.incoming), current.connection))
             if (signal._tag === "completed") outcome = signal.turn
             else if (signal._tag === "closed") {
               if (options.transport !== "daemon") {

@@ -1,12 +1,13 @@
 import * as path from "node:path"
-import type {
-  ApprovalPayload,
-  ApprovalResolution,
+import {
+  type ApprovalPayload,
+  type ApprovalResolution,
   Decision,
-  Question,
-  QuestionPayload,
-  QuestionResolution
+  type Question,
+  type QuestionPayload,
+  type QuestionResolution
 } from "@serverfs/domain"
+import type { NormalizedEvent } from "../ProviderAdapter.js"
 import type {
   CommandExecutionApprovalDecision,
   CommandExecutionRequestApprovalParams,
@@ -25,8 +26,8 @@ import type {
  * replies built from the human's answers, progress events built from thread items, and the
  * host-path hygiene of everything shown. Nothing here talks to Codex.
  */
-export const OUTSIDE_WORKDIR = "<outside-workdir>"
-export const WORKDIR_TEXT = "<workdir>"
+const OUTSIDE_WORKDIR = "<outside-workdir>"
+const WORKDIR_TEXT = "<workdir>"
 
 const trimSlash = (p: string): string => (p.length > 1 ? p.replace(/\/+$/, "") : p)
 
@@ -61,7 +62,7 @@ export const redactCommand = (workdirRoot: string, command: string): string => {
 const PATH_KEYS = new Set(["path", "cwd", "grantRoot", "read", "write", "readableRoots", "writableRoots"])
 
 /** Native provider data with every host path under a path key shown as `displayPath`. */
-export const redactPaths = (workdirRoot: string, value: unknown, key?: string): unknown => {
+const redactPaths = (workdirRoot: string, value: unknown, key?: string): unknown => {
   if (typeof value === "string")
     return key !== undefined && PATH_KEYS.has(key) ? displayPath(workdirRoot, value) : value
   if (Array.isArray(value)) return value.map((v) => redactPaths(workdirRoot, v, key))
@@ -89,11 +90,9 @@ export const scrubMessage = (workdirRoot: string, message: string, max = 2000): 
 }
 
 // ---- decisions --------------------------------------------------------------------------------
-export type NativeDecision = "accept" | "acceptForSession" | "decline" | "cancel"
+type NativeDecision = "accept" | "acceptForSession" | "decline" | "cancel"
 
-const ORDER: ReadonlyArray<Decision> = ["approve_once", "approve_session", "deny", "cancel_task"]
-export const DEFAULT_DECISIONS: ReadonlyArray<Decision> = ["approve_once", "deny", "cancel_task"]
-export const ALL_DECISIONS: ReadonlyArray<Decision> = ORDER
+const DEFAULT_DECISIONS: ReadonlyArray<Decision> = ["approve_once", "deny", "cancel_task"]
 
 const FROM_NATIVE: Readonly<Record<string, Decision>> = {
   accept: "approve_once",
@@ -120,7 +119,7 @@ export const decisionsFrom = (
       if (mapped !== undefined) offered.add(mapped)
     }
   }
-  return offered.size === 0 ? DEFAULT_DECISIONS : ORDER.filter((d) => offered.has(d))
+  return offered.size === 0 ? DEFAULT_DECISIONS : Decision.literals.filter((d) => offered.has(d))
 }
 
 /** approve_once→accept, approve_session→acceptForSession, deny→decline, cancel_task→cancel. */
@@ -190,7 +189,7 @@ const permissionKind = (key: string): string =>
   key === "fileSystem" ? "file_system" : key === "network" ? "network" : key
 
 /** The top-level permission categories Codex asked for (those with a value). */
-export const requestedPermissionIds = (params: PermissionsRequestApprovalParams): ReadonlyArray<string> =>
+const requestedPermissionIds = (params: PermissionsRequestApprovalParams): ReadonlyArray<string> =>
   Object.entries(params.permissions as Record<string, unknown>)
     .filter(([, v]) => v !== null && v !== undefined)
     .map(([k]) => k)
@@ -203,7 +202,7 @@ export const permissionApproval = (
   return {
     category: "provider_permission",
     title: "Codex asks for additional permissions",
-    available_decisions: [...ALL_DECISIONS],
+    available_decisions: [...Decision.literals],
     ...optional("reason", params.reason),
     relative_cwd: displayPath(workdirRoot, params.cwd),
     requested_permissions: requestedPermissionIds(params).map((id) => ({
@@ -214,6 +213,8 @@ export const permissionApproval = (
   }
 }
 
+export const PERMISSION_DENIED_REPLY: PermissionsRequestApprovalResponse = { permissions: {}, scope: "turn" }
+
 /**
  * approve_once / approve_session: the granted categories (all requested ones when the human
  * did not narrow the set) with turn / session scope; anything else: nothing granted.
@@ -223,7 +224,7 @@ export const permissionReply = (
   resolution: ApprovalResolution
 ): PermissionsRequestApprovalResponse => {
   if (resolution.decision !== "approve_once" && resolution.decision !== "approve_session") {
-    return { permissions: {}, scope: "turn" }
+    return PERMISSION_DENIED_REPLY
   }
   const requested = requestedPermissionIds(params)
   const granted =
@@ -239,11 +240,8 @@ export const permissionReply = (
   }
 }
 
-export const PERMISSION_DENIED_REPLY: PermissionsRequestApprovalResponse = { permissions: {}, scope: "turn" }
-
 // ---- questions --------------------------------------------------------------------------------
-export const optionId = (questionIndex: number, optionIndex: number): string =>
-  `opt_${questionIndex}_${optionIndex}`
+const optionId = (questionIndex: number, optionIndex: number): string => `opt_${questionIndex}_${optionIndex}`
 
 /** `undefined` when a question is secret: secrets are never relayed through the chat. */
 export const questionPayload = (params: ToolRequestUserInputParams): QuestionPayload | undefined => {
@@ -295,11 +293,6 @@ export interface AgentMessage {
 export const finalTextOf = (messages: ReadonlyArray<AgentMessage>): string => {
   const finals = messages.filter((m) => m.phase === "final_answer")
   return (finals[finals.length - 1] ?? messages[messages.length - 1])?.text ?? ""
-}
-
-export interface NormalizedEvent {
-  readonly type: string
-  readonly payload: Record<string, unknown>
 }
 
 /**

@@ -3,6 +3,7 @@ import {
   AgentProviderError,
   AgentTaskNotActive,
   type ApprovalPayload,
+  Decision,
   type QuestionPayload
 } from "@serverfs/domain"
 import { AT, close, O, openat } from "@serverfs/posix"
@@ -28,13 +29,13 @@ const commandApproval = (command: string): ApprovalPayload => ({
   category: "command",
   title: "Run a command",
   command_display: command,
-  available_decisions: ["approve_once", "approve_session", "deny", "cancel_task"]
+  available_decisions: [...Decision.literals]
 })
 
 const permissionApproval = (ids: ReadonlyArray<string>): ApprovalPayload => ({
   category: "provider_permission",
   title: "Grant permissions",
-  available_decisions: ["approve_once", "approve_session", "deny", "cancel_task"],
+  available_decisions: [...Decision.literals],
   requested_permissions: ids.map((id) => ({ permission_id: id, kind: "scripted", details: { id } }))
 })
 

@@ -23,7 +23,7 @@ const count = (text: string, fallback: number): number => {
   return Number.isSafeInteger(n) && n >= 0 ? n : fallback
 }
 
-export const parseLine = (line: string): ScriptedCommand | undefined => {
+const parseLine = (line: string): ScriptedCommand | undefined => {
   const colon = line.indexOf(":")
   if (colon === -1) return undefined
   const name = line.slice(0, colon)
