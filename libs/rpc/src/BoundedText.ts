@@ -1,11 +1,11 @@
+import { escapeControl } from "@serverfs/domain"
+
 /**
  * Caller-supplied text (a method name, a field name, a schema complaint quoting a value) that
  * goes back into an error message: bounded so a 1 MiB name cannot become a 1 MiB message, and
  * with control characters escaped so a message never carries a raw newline or terminal escape.
  */
 const PLAIN = /^[\x21-\x7e]*$/
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
-const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g
 
 const cut = (text: string, maxChars: number): { readonly head: string; readonly cut: boolean } => {
   // Slice by code units first so a huge input is never spread into an array of characters.
@@ -24,6 +24,5 @@ export const shownName = (text: string, maxChars = 128): string => {
 /** Free text with control characters escaped as \uXXXX and at most `maxChars` characters. */
 export const shownText = (text: string, maxChars = 200): string => {
   const { head, cut: wasCut } = cut(text, maxChars)
-  const escaped = head.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`)
-  return `${escaped}${wasCut ? "…" : ""}`
+  return `${escapeControl(head)}${wasCut ? "…" : ""}`
 }

@@ -1,6 +1,4 @@
-import * as net from "node:net"
 import {
-  AgentBridgeProtocolError,
   AgentBridgeUnavailable,
   type AgentError,
   type BridgeCallError,
@@ -14,8 +12,9 @@ import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { LineBuffer } from "./LineBuffer.js"
 import { methodSchemas } from "./MethodSchemas.js"
 import { newRequestId } from "./RequestId.js"
-import { decodeResponse, PROTOCOL_FAILURE } from "./ResponseDecoder.js"
+import { decodeResponse, protocolFailure } from "./ResponseDecoder.js"
 import { stringifyJson } from "./StrictJson.js"
+import { connectUnix } from "./UnixConnection.js"
 
 /**
  * The MCP side of the bridge RPC (bridge-internals §1.4, tool-contracts §8): one new
@@ -45,19 +44,11 @@ export interface BridgeClientService {
 export const UNAVAILABLE = "Agent Bridge is unavailable"
 
 const unavailable = (): AgentError => new AgentBridgeUnavailable({ message: UNAVAILABLE })
-const protocolFailure = (): AgentError => new AgentBridgeProtocolError({ message: PROTOCOL_FAILURE })
-
-const connect = (socketPath: string) =>
-  Effect.acquireRelease(
-    // A permanent no-op listener: a late EPIPE/ECONNRESET must never become an uncaught error.
-    Effect.sync(() => net.createConnection({ path: socketPath }).on("error", () => {})),
-    (socket) => Effect.sync(() => socket.destroy())
-  )
 
 /** Send one request line and read one response line (without its "\n"). */
 const exchange = (socketPath: string, request: Uint8Array): Effect.Effect<Uint8Array, AgentError> =>
   Effect.scoped(
-    Effect.flatMap(connect(socketPath), (socket) =>
+    Effect.flatMap(connectUnix(socketPath), (socket) =>
       Effect.async<Uint8Array, AgentError>((resume) => {
         const lines = new LineBuffer(MAX_FRAME_BYTES)
         const onConnect = (): void => {
@@ -114,10 +105,12 @@ export const makeBridgeClient = (options: BridgeClientOptions): BridgeClientServ
         method,
         params: encoded
       })
-      if (text === undefined || Buffer.byteLength(text, "utf8") > MAX_FRAME_BYTES) {
+      const request = text === undefined ? undefined : Buffer.from(`${text}\n`, "utf8")
+      // The limit applies to the line without its "\n".
+      if (request === undefined || request.length - 1 > MAX_FRAME_BYTES) {
         return yield* protocolFailure()
       }
-      const line = yield* exchange(options.socketPath, Buffer.from(`${text}\n`, "utf8")).pipe(
+      const line = yield* exchange(options.socketPath, request).pipe(
         Effect.timeoutFail({ duration: timeout, onTimeout: unavailable })
       )
       // The schema for `method` decodes to MethodResult<M>; the map of schemas is not generic.

@@ -31,7 +31,8 @@ export const PROTOCOL_FAILURE = "Agent Bridge protocol failure"
 
 const CODE = /^[A-Z][A-Z0-9_]{0,127}$/
 
-const protocolFailure = (): AgentError => new AgentBridgeProtocolError({ message: PROTOCOL_FAILURE })
+/** AGENT_BRIDGE_PROTOCOL_ERROR "Agent Bridge protocol failure". */
+export const protocolFailure = (): AgentError => new AgentBridgeProtocolError({ message: PROTOCOL_FAILURE })
 
 const hasExactly = (value: Record<string, unknown>, keys: ReadonlyArray<string>): boolean => {
   const own = Object.keys(value)

@@ -14,7 +14,11 @@ export const BRIDGE_FAULT_MESSAGE = "the bridge failed to process the request"
 
 const line = (text: string): Uint8Array => Buffer.from(`${text}\n`, "utf8")
 
-const fits = (text: string): boolean => Buffer.byteLength(text, "utf8") <= MAX_FRAME_BYTES
+/** The text's line, encoded once, if the text (without its "\n") fits in a frame. */
+const lineIfFits = (text: string): Uint8Array | undefined => {
+  const bytes = line(text)
+  return bytes.length - 1 <= MAX_FRAME_BYTES ? bytes : undefined
+}
 
 const errorText = (requestId: string | null, code: string, message: string): string =>
   JSON.stringify({ request_id: requestId, ok: false, error: { code, message } })
@@ -22,18 +26,17 @@ const errorText = (requestId: string | null, code: string, message: string): str
 const tooLarge = (requestId: string | null): Uint8Array => {
   const message = `the response exceeds ${MAX_FRAME_BYTES} bytes`
   const text = errorText(requestId, "RESPONSE_TOO_LARGE", message)
-  return line(fits(text) ? text : errorText(null, "RESPONSE_TOO_LARGE", message))
+  return lineIfFits(text) ?? line(errorText(null, "RESPONSE_TOO_LARGE", message))
 }
 
 /** The frame for an error response (the message is the caller's, already safe to show). */
 export const errorFrame = (requestId: string | null, code: string, message: string): Uint8Array => {
-  const text = errorText(requestId, code, message)
-  return fits(text) ? line(text) : tooLarge(requestId)
+  return lineIfFits(errorText(requestId, code, message)) ?? tooLarge(requestId)
 }
 
 /** The frame for a success response whose `result` is already encoded by the method's schema. */
 export const successFrame = (requestId: string, result: unknown): Uint8Array => {
   const text = stringifyJson({ request_id: requestId, ok: true, result })
   if (text === undefined) return errorFrame(requestId, "BRIDGE_PROTOCOL_ERROR", BRIDGE_FAULT_MESSAGE)
-  return fits(text) ? line(text) : tooLarge(requestId)
+  return lineIfFits(text) ?? tooLarge(requestId)
 }

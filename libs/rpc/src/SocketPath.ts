@@ -1,6 +1,5 @@
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
-import * as net from "node:net"
 import * as path from "node:path"
 import { SocketDirectoryUnsafe, SocketPathInUse } from "@serverfs/domain"
 import {
@@ -21,6 +20,7 @@ import {
   unlinkat
 } from "@serverfs/posix"
 import { Duration, Effect, type Scope } from "effect"
+import { connectUnix } from "./UnixConnection.js"
 
 /**
  * Socket-path safety (bridge-internals §1.2). Everything after the directory check is done
@@ -182,10 +182,7 @@ type Liveness = "live" | "refused" | "gone" | "unknown"
 
 /** Does something accept connections on the socket? Bounded to 0.5 s; no answer counts as live. */
 const probe = (target: string): Effect.Effect<Liveness> =>
-  Effect.acquireRelease(
-    Effect.sync(() => net.createConnection({ path: target }).on("error", () => {})),
-    (socket) => Effect.sync(() => socket.destroy())
-  ).pipe(
+  connectUnix(target).pipe(
     Effect.flatMap((socket) =>
       Effect.async<Liveness>((resume) => {
         socket.once("connect", () => resume(Effect.succeed("live")))

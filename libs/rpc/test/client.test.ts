@@ -15,7 +15,7 @@ import {
   RelayedBridgeError
 } from "@serverfs/domain"
 import { Deferred, Effect, Either, Exit, Fiber, Layer } from "effect"
-import { BridgeClient, makeBridgeClient, REQUEST_ID_PATTERN, serveRpc } from "../src/index.js"
+import { BridgeClient, MCP_REQUEST_ID_PATTERN, makeBridgeClient, serveRpc } from "../src/index.js"
 import { openFds, recordingHandler, SAMPLE_PARAMS, SAMPLE_RESULTS, tempBase } from "./fixtures.js"
 
 interface RawServer {
@@ -121,8 +121,8 @@ describe("requests the client sends", () => {
           answers: [{ question_id: "q1", selected_option_ids: [] }]
         }
       })
-      expect(first?.request_id).toMatch(REQUEST_ID_PATTERN)
-      expect(second?.request_id).toMatch(REQUEST_ID_PATTERN)
+      expect(first?.request_id).toMatch(MCP_REQUEST_ID_PATTERN)
+      expect(second?.request_id).toMatch(MCP_REQUEST_ID_PATTERN)
       expect(second?.request_id).not.toBe(first?.request_id)
     })
   )

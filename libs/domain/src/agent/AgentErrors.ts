@@ -286,15 +286,6 @@ export type AgentError = InstanceType<(typeof AGENT_ERRORS)[AgentErrorCode]>
 export const agentError = (code: AgentErrorCode, message: string): AgentError =>
   new AGENT_ERRORS[code]({ message })
 
-/** The wire form of any error on the agent plane: `{code, message}`. */
-export const AgentErrorBody = Schema.Struct({ code: Schema.String, message: Schema.String })
-export type AgentErrorBody = typeof AgentErrorBody.Type
-
-export const errorBody = (error: { readonly _tag: string; readonly message: string }): AgentErrorBody => ({
-  code: error._tag,
-  message: error.message
-})
-
 /**
  * A bridge error whose code this process has no class for — a filesystem-plane code the bridge
  * shares (WORKDIR_BUSY, WORKDIR_RECOVERY_REQUIRED, WORKDIR_NOT_FOUND) or a newer bridge's code.

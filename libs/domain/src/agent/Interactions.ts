@@ -95,8 +95,6 @@ export const PendingRequestView = Schema.Struct({
 })
 export type PendingRequestView = typeof PendingRequestView.Type
 
-export type AnswerProblem = string
-
 /**
  * Is `decision` (with `granted`) acceptable for this approval? An empty available list does not
  * restrict decisions; granted ids must be among the requested permissions.
@@ -126,7 +124,7 @@ export const checkDecision = (
 export const checkAnswers = (
   payload: QuestionPayload,
   answers: ReadonlyArray<Answer>
-): AnswerProblem | undefined => {
+): string | undefined => {
   const questions = new Map(payload.questions.map((q) => [q.question_id, q] as const))
   const seen = new Set<string>()
   for (const answer of answers) {

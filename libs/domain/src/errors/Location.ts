@@ -10,7 +10,8 @@ const MAX_SHOWN = 300
 const isControl = (unit: number): boolean =>
   unit < 0x20 || (unit >= 0x7f && unit <= 0x9f) || unit === 0x2028 || unit === 0x2029
 
-const escapeControl = (text: string): string => {
+/** Control characters (C0, DEL, C1, U+2028, U+2029) escaped as lowercase `\uXXXX`. */
+export const escapeControl = (text: string): string => {
   let out = ""
   for (let i = 0; i < text.length; i++) {
     const unit = text.charCodeAt(i)
