@@ -60,10 +60,9 @@ const program = Effect.gen(function* () {
   })
   yield* tasks.reconcileAtStartup
   yield* reconciled.open
-  const runtimes = yield* registry.list()
   yield* audit.emit("INFO", "bridge_started", {
     version: BRIDGE_VERSION,
-    runtimes: runtimes.map((r) => r.name),
+    runtimes: registry.names(),
     shared_mode: settings.peerGid !== null
   })
   return yield* Effect.never.pipe(

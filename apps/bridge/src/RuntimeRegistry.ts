@@ -16,14 +16,14 @@ import { BridgeSettingsTag } from "./BridgeSettingsTag.js"
 export class RuntimeRegistry extends Effect.Service<RuntimeRegistry>()("@serverfs/bridge/RuntimeRegistry", {
   scoped: Effect.gen(function* () {
     const settings = yield* BridgeSettingsTag
+    const { workdirs } = yield* Configuration
+    /** Does some workdir allowlist `runtime`? */
+    const allowlisted = (runtime: string): boolean =>
+      workdirs.some((w) => (w.agentRuntimes as ReadonlyArray<string>).includes(runtime))
     const adapters = new Map<string, ProviderAdapter>()
     if (settings.enableFakeRuntime) adapters.set("fake", yield* makeScriptedAdapter())
     // Codex: only when some workdir allowlists it (native mode; settings SERVERFS_CODEX_*).
-    if (
-      (yield* Configuration).workdirs.some((w) =>
-        (w.agentRuntimes as ReadonlyArray<string>).includes("codex")
-      )
-    )
+    if (allowlisted("codex"))
       adapters.set(
         "codex",
         yield* (yield* Effect.promise(() => import("@serverfs/adapters/codex"))).makeCodexAdapter({
@@ -36,11 +36,7 @@ export class RuntimeRegistry extends Effect.Service<RuntimeRegistry>()("@serverf
       )
     // Claude: only when some workdir allowlists it (native mode; settings SERVERFS_CLAUDE_*). The
     // CLI runs with the bridge's own environment (the operator's native one), less ServerFS's.
-    if (
-      (yield* Configuration).workdirs.some((w) =>
-        (w.agentRuntimes as ReadonlyArray<string>).includes("claude")
-      )
-    )
+    if (allowlisted("claude"))
       adapters.set(
         "claude",
         yield* (yield* Effect.promise(() => import("@serverfs/adapters/claude"))).makeClaudeAdapter({
@@ -66,6 +62,9 @@ export class RuntimeRegistry extends Effect.Service<RuntimeRegistry>()("@serverf
         { concurrency: "unbounded" }
       )
 
-    return { get, list } as const
+    /** The configured runtimes' names, sorted as `list` sorts them, without probing any (a probe may spawn the provider's CLI). */
+    const names = (): ReadonlyArray<string> => [...adapters.keys()].sort((a, b) => a.localeCompare(b))
+
+    return { get, list, names } as const
   })
 }) {}

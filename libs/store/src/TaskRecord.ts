@@ -87,8 +87,6 @@ export interface TransitionPatch {
 
 /** `agt_` + 24 lowercase hex (spec v0.3): the only shape of a task id, checked before any file name is built. */
 export const TASK_ID_PATTERN = /^agt_[0-9a-f]{24}$/
-/** `req_` + 24 lowercase hex. */
-export const REQUEST_ID_PATTERN = /^req_[0-9a-f]{24}$/
 
 export const isTaskId = (value: string): boolean => TASK_ID_PATTERN.test(value)
 

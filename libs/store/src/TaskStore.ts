@@ -204,6 +204,22 @@ const canonical = (value: unknown): Effect.Effect<string> => Effect.sync(() => c
 const decodeTask = Schema.decodeUnknown(TaskRecord)
 const decodeRequest = Schema.decodeUnknown(PendingRequestRecord)
 
+/** The first row of a task query, decoded (a row that does not decode is a defect). */
+const firstTask = (rows: ReadonlyArray<unknown>): Effect.Effect<Option.Option<TaskRecord>> =>
+  rows[0] === undefined ? Effect.succeedNone : Effect.map(Effect.orDie(decodeTask(rows[0])), Option.some)
+
+/** SQL errors are defects: callers see only the body's own failures. */
+const sqlErrorsDie = <A, E, R>(
+  effect: Effect.Effect<A, E | SqlError.SqlError, R>
+): Effect.Effect<A, Exclude<E, SqlError.SqlError>, R> =>
+  effect.pipe(
+    Effect.catchIf(
+      (error): error is Extract<E | SqlError.SqlError, SqlError.SqlError> =>
+        (error as { readonly _tag?: unknown })._tag === "SqlError",
+      (error) => Effect.die(error)
+    )
+  ) as Effect.Effect<A, Exclude<E, SqlError.SqlError>, R>
+
 const EventRow = Schema.Struct({
   event_id: Schema.Int,
   task_id: Schema.String,
@@ -240,29 +256,14 @@ const makeStore = Effect.gen(function* () {
   const mutate = <A, E, R>(
     body: Effect.Effect<A, E, R>
   ): Effect.Effect<A, Exclude<E, SqlError.SqlError>, R> =>
-    immediate(body).pipe(
-      Effect.ensuring(checkpoint.wrote),
-      Effect.catchIf(
-        (error): error is Extract<E | SqlError.SqlError, SqlError.SqlError> =>
-          (error as { readonly _tag?: unknown })._tag === "SqlError",
-        (error) => Effect.die(error)
-      )
-    ) as Effect.Effect<A, Exclude<E, SqlError.SqlError>, R>
+    sqlErrorsDie(immediate(body).pipe(Effect.ensuring(checkpoint.wrote)))
 
   /** A consistent multi-statement read (a deferred transaction: no write lock). */
   const read = <A, E, R>(body: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, SqlError.SqlError>, R> =>
-    sql.withTransaction(body).pipe(
-      Effect.catchIf(
-        (error): error is Extract<E | SqlError.SqlError, SqlError.SqlError> =>
-          (error as { readonly _tag?: unknown })._tag === "SqlError",
-        (error) => Effect.die(error)
-      )
-    ) as Effect.Effect<A, Exclude<E, SqlError.SqlError>, R>
+    sqlErrorsDie(sql.withTransaction(body))
 
   const selectTask = (taskId: string) =>
-    Effect.flatMap(sql`SELECT * FROM tasks WHERE task_id = ${taskId}`, (rows) =>
-      rows[0] === undefined ? Effect.succeedNone : Effect.map(Effect.orDie(decodeTask(rows[0])), Option.some)
-    )
+    Effect.flatMap(sql`SELECT * FROM tasks WHERE task_id = ${taskId}`, firstTask)
 
   const requireTask = (taskId: string) =>
     Effect.flatMap(
@@ -400,13 +401,7 @@ const makeStore = Effect.gen(function* () {
   const getTask = (taskId: string) => Effect.orDie(selectTask(taskId))
 
   const findByIdempotencyKey = (key: string) =>
-    Effect.orDie(
-      Effect.flatMap(sql`SELECT * FROM tasks WHERE idempotency_key = ${key}`, (rows) =>
-        rows[0] === undefined
-          ? Effect.succeedNone
-          : Effect.map(Effect.orDie(decodeTask(rows[0])), Option.some)
-      )
-    )
+    Effect.orDie(Effect.flatMap(sql`SELECT * FROM tasks WHERE idempotency_key = ${key}`, firstTask))
 
   const listNonTerminal = () =>
     Effect.orDie(

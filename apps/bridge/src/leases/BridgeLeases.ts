@@ -4,6 +4,7 @@ import * as path from "node:path"
 import { canonicalJson, LockPathUnsafe, WorkdirBusy, WorkdirRecoveryRequired } from "@serverfs/domain"
 import { type BridgeSettings, Configuration, SLOT_COUNT, slotId } from "@serverfs/policy"
 import { AT, close, flock, isWouldBlock, LOCK, O, openat } from "@serverfs/posix"
+import { guardName, lockFileName } from "@serverfs/workspace"
 import { Effect, Option, Schema } from "effect"
 import { BridgeSettingsTag } from "../BridgeSettingsTag.js"
 import { RecoveryGuard } from "./RecoveryGuard.js"
@@ -19,8 +20,6 @@ export interface HeldLease {
   readonly slot: number
   readonly fd: number
 }
-
-const lockName = (slot: number) => `${slotId(slot)}.lock`
 
 export class BridgeLeases extends Effect.Service<BridgeLeases>()("@serverfs/bridge/BridgeLeases", {
   scoped: Effect.gen(function* () {
@@ -41,8 +40,7 @@ export class BridgeLeases extends Effect.Service<BridgeLeases>()("@serverfs/brid
           if (!stat.isDirectory() || stat.isSymbolicLink()) throw unsafe("is not a directory")
           if (stat.uid !== process.getuid?.()) throw unsafe("is owned by another user")
           if ((stat.mode & 0o022) !== 0) throw unsafe("is group- or world-writable")
-          if (shared && settings.peerGid !== null && stat.gid !== settings.peerGid)
-            fs.chownSync(dir, -1, settings.peerGid)
+          if (shared && stat.gid !== settings.peerGid) fs.chownSync(dir, -1, settings.peerGid)
           if ((stat.mode & 0o777) !== dirMode) fs.chmodSync(dir, dirMode)
         },
         catch: (e) => (e instanceof LockPathUnsafe ? e : unsafe("cannot be prepared"))
@@ -51,20 +49,22 @@ export class BridgeLeases extends Effect.Service<BridgeLeases>()("@serverfs/brid
     const prepareLockFile = (slot: number) =>
       Effect.try({
         try: () => {
-          const file = path.join(lockDir, lockName(slot))
+          const file = path.join(lockDir, lockFileName(slot))
           const fd = openat(AT.FDCWD, file, O.RDONLY | O.CREAT | O.NOFOLLOW | O.NONBLOCK, fileMode)
           try {
             const stat = fs.fstatSync(fd)
-            if (!stat.isFile() || stat.nlink !== 1) throw unsafe(`file ${lockName(slot)} is not a plain file`)
+            if (!stat.isFile() || stat.nlink !== 1)
+              throw unsafe(`file ${lockFileName(slot)} is not a plain file`)
             if (stat.uid !== process.getuid?.())
-              throw unsafe(`file ${lockName(slot)} is owned by another user`)
+              throw unsafe(`file ${lockFileName(slot)} is owned by another user`)
             fs.fchmodSync(fd, fileMode)
-            if (shared && settings.peerGid !== null) fs.fchownSync(fd, -1, settings.peerGid)
+            if (shared) fs.fchownSync(fd, -1, settings.peerGid)
           } finally {
             close(fd)
           }
         },
-        catch: (e) => (e instanceof LockPathUnsafe ? e : unsafe(`file ${lockName(slot)} cannot be prepared`))
+        catch: (e) =>
+          e instanceof LockPathUnsafe ? e : unsafe(`file ${lockFileName(slot)} cannot be prepared`)
       })
 
     yield* prepareDirectory(lockDir)
@@ -85,9 +85,9 @@ export class BridgeLeases extends Effect.Service<BridgeLeases>()("@serverfs/brid
         if (held.has(slot)) return Effect.fail(new WorkdirBusy({ workdir: alias }))
         let fd: number
         try {
-          fd = openat(AT.FDCWD, path.join(lockDir, lockName(slot)), O.RDWR | O.NOFOLLOW | O.NONBLOCK)
+          fd = openat(AT.FDCWD, path.join(lockDir, lockFileName(slot)), O.RDWR | O.NOFOLLOW | O.NONBLOCK)
         } catch {
-          return Effect.fail(unsafe(`file ${lockName(slot)} cannot be opened`))
+          return Effect.fail(unsafe(`file ${lockFileName(slot)} cannot be opened`))
         }
         try {
           flock(fd, LOCK.EX | LOCK.NB)
@@ -112,7 +112,7 @@ export class BridgeLeases extends Effect.Service<BridgeLeases>()("@serverfs/brid
 
     const holds = (slot: number): boolean => held.has(slot)
 
-    const guardPath = (slot: number) => path.join(activeDir, slotId(slot))
+    const guardPath = (slot: number) => path.join(lockDir, guardName(slot))
 
     /** Publish (or replace) the slot's guard atomically: temp file, fsync, rename. */
     const writeGuard = (guard: RecoveryGuard): Effect.Effect<void, LockPathUnsafe> =>
@@ -127,7 +127,7 @@ export class BridgeLeases extends Effect.Service<BridgeLeases>()("@serverfs/brid
           try {
             fs.writeSync(fd, `${canonicalJson(guard)}\n`)
             fs.fsyncSync(fd)
-            if (shared && settings.peerGid !== null) fs.fchownSync(fd, -1, settings.peerGid)
+            if (shared) fs.fchownSync(fd, -1, settings.peerGid)
           } finally {
             fs.closeSync(fd)
           }
@@ -181,11 +181,17 @@ export class BridgeLeases extends Effect.Service<BridgeLeases>()("@serverfs/brid
         })
       })
 
-    const guardedSlots = (): Effect.Effect<ReadonlyArray<number>> =>
-      Effect.sync(() => {
-        const slots: number[] = []
-        for (let slot = 1; slot <= SLOT_COUNT; slot++) if (fs.existsSync(guardPath(slot))) slots.push(slot)
-        return slots
+    /** Every slot holding a well-formed guard, in slot order; a missing or malformed guard is left out. */
+    const validGuards = (): Effect.Effect<
+      ReadonlyArray<{ readonly slot: number; readonly guard: RecoveryGuard }>
+    > =>
+      Effect.gen(function* () {
+        const found: Array<{ readonly slot: number; readonly guard: RecoveryGuard }> = []
+        for (let slot = 1; slot <= SLOT_COUNT; slot++) {
+          const state = yield* readGuard(slot)
+          if (state._tag === "valid") found.push({ slot, guard: state.guard })
+        }
+        return found
       })
 
     return {
@@ -196,7 +202,7 @@ export class BridgeLeases extends Effect.Service<BridgeLeases>()("@serverfs/brid
       writeGuard,
       removeGuard,
       readGuard,
-      guardedSlots
+      validGuards
     } as const
   })
 }) {}

@@ -1,4 +1,5 @@
 import { canonicalJson, InvalidRequest, sha256Hex } from "@serverfs/domain"
+import { utf8Length } from "@serverfs/store"
 import { Either } from "effect"
 
 /**
@@ -14,7 +15,6 @@ export const MAX_EVENTS_PER_TASK = 10_000
 export const MAX_TOKEN_BYTES = 256
 export const MAX_MODEL_BYTES = 512
 
-const utf8 = (text: string): number => Buffer.byteLength(text, "utf8")
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find ASCII control characters
 const CONTROL = /[\u0000-\u001f\u007f]/
 
@@ -22,7 +22,7 @@ const invalid = (message: string) => new InvalidRequest({ message })
 
 export const checkCorrelationId = (value: string | null): Either.Either<string | null, InvalidRequest> => {
   if (value === null) return Either.right(null)
-  if (utf8(value) > MAX_TOKEN_BYTES)
+  if (utf8Length(value) > MAX_TOKEN_BYTES)
     return Either.left(invalid(`correlation_id exceeds ${MAX_TOKEN_BYTES} bytes`))
   if (CONTROL.test(value)) return Either.left(invalid("correlation_id contains control characters"))
   return Either.right(value)
@@ -31,7 +31,7 @@ export const checkCorrelationId = (value: string | null): Either.Either<string |
 export const checkIdempotencyKey = (value: string | null): Either.Either<string | null, InvalidRequest> => {
   if (value === null) return Either.right(null)
   if (value === "") return Either.left(invalid("idempotency_key must not be empty"))
-  if (utf8(value) > MAX_TOKEN_BYTES)
+  if (utf8Length(value) > MAX_TOKEN_BYTES)
     return Either.left(invalid(`idempotency_key exceeds ${MAX_TOKEN_BYTES} bytes`))
   if (CONTROL.test(value)) return Either.left(invalid("idempotency_key contains control characters"))
   return Either.right(value)
@@ -42,12 +42,11 @@ export const checkModel = (value: string | null): Either.Either<string | null, I
   if (value === "" || value.trim() !== value) {
     return Either.left(invalid("model must be non-empty without surrounding whitespace"))
   }
-  if (utf8(value) > MAX_MODEL_BYTES) return Either.left(invalid(`model exceeds ${MAX_MODEL_BYTES} bytes`))
+  if (utf8Length(value) > MAX_MODEL_BYTES)
+    return Either.left(invalid(`model exceeds ${MAX_MODEL_BYTES} bytes`))
   if (CONTROL.test(value)) return Either.left(invalid("model contains control characters"))
   return Either.right(value)
 }
-
-export const promptBytes = utf8
 
 /**
  * The request fingerprint of idempotency (bridge-internals §6): the same key with the same

@@ -1,5 +1,10 @@
 import * as path from "node:path"
-import { InteractionEnded, type ProviderAdapter, type TurnSink } from "@serverfs/adapters/port"
+import {
+  InteractionEnded,
+  type ProviderAdapter,
+  type RecordedTurn,
+  type TurnSink
+} from "@serverfs/adapters/port"
 import {
   AgentDisabled,
   type AgentError,
@@ -28,6 +33,7 @@ import {
   InvalidQuestionAnswer,
   InvalidWorkdirPath,
   isTerminal,
+  isWaiting,
   type MessageResult,
   PermissionOutsidePolicy,
   profileRank,
@@ -61,11 +67,15 @@ import { O } from "@serverfs/posix"
 import {
   type EventLimits,
   type EventRefusal,
+  MAX_EVENTS_PAGE,
+  MAX_RESULT_CHUNK_BYTES,
   makeTaskId,
   ResultSpool,
   type TaskRecord,
   TaskStore,
-  type TransitionPatch
+  type TransitionPatch,
+  utf8Length,
+  utf8Prefix
 } from "@serverfs/store"
 import { AuditLog } from "@serverfs/telemetry-local"
 import { openDirectory, WorkdirRoots } from "@serverfs/workspace"
@@ -86,11 +96,9 @@ import {
   MAX_INTERACTION_BYTES,
   MAX_MESSAGE_BYTES,
   MAX_PROMPT_BYTES,
-  promptBytes,
   requestFingerprint
 } from "./SubmitChecks.js"
-import { pendingRequestView, taskView } from "./TaskViews.js"
-import { utf8Prefix } from "./Utf8Prefix.js"
+import { taskView } from "./TaskViews.js"
 
 /**
  * The bridge's task service (spec v0.3 §10–§19, v0.7, bridge-internals §6–§10): submission with
@@ -102,8 +110,6 @@ import { utf8Prefix } from "./Utf8Prefix.js"
  */
 const PREVIEW_BYTES = 65_536
 const DEFAULT_EVENTS_LIMIT = 100
-const MAX_EVENTS_LIMIT = 500
-const DEFAULT_RESULT_CHUNK = 65_536
 const EVENT_LIMITS: EventLimits = { maxEventsPerTask: MAX_EVENTS_PER_TASK, maxEventBytes: MAX_EVENT_BYTES }
 
 const isoAfter = (millis: number, seconds: number) => new Date(millis + seconds * 1000).toISOString()
@@ -415,6 +421,13 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
               : Effect.void
           )
 
+    /** The provider turn a task record names, as an adapter's reconcile takes it. */
+    const recordedTurn = (task: TaskRecord): RecordedTurn => ({
+      taskId: task.task_id,
+      sessionId: task.native_session_id,
+      turnId: task.native_turn_id
+    })
+
     /** Remove a slot's guard if (and only if) it belongs to `taskId`. */
     const clearGuardOf = (slot: number, taskId: string): Effect.Effect<void> =>
       Effect.flatMap(leases.readGuard(slot), (state) =>
@@ -425,7 +438,7 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
     const finishSuccess = (task: TaskRecord, finalText: string, redactor: Redactor) =>
       Effect.gen(function* () {
         const text = redactor.text(finalText)
-        const size = Buffer.byteLength(text, "utf8")
+        const size = utf8Length(text)
         if (size > MAX_SPOOLED_RESULT_BYTES) {
           yield* terminate(
             task.task_id,
@@ -440,7 +453,7 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
         }
         // Inline only if the result as JSON text fits the threshold: escaping can multiply its size
         // (a control character is 6 bytes as \\u00XX), and task.get must stay within one RPC frame.
-        if (Buffer.byteLength(JSON.stringify(text), "utf8") - 2 <= settings.resultSpoolThresholdBytes) {
+        if (utf8Length(JSON.stringify(text)) - 2 <= settings.resultSpoolThresholdBytes) {
           const sha256 = sha256Hex(text)
           yield* terminate(
             task.task_id,
@@ -490,8 +503,7 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
         const current = yield* store.getTask(taskId)
         if (Option.isNone(current) || isTerminal(current.value.status)) return
         // A waiting task cannot go straight to failed: an adapter error while waiting interrupts it.
-        const waiting =
-          current.value.status === "waiting_for_approval" || current.value.status === "waiting_for_question"
+        const waiting = isWaiting(current.value.status)
         yield* terminate(
           taskId,
           waiting ? "interrupted" : "failed",
@@ -549,20 +561,17 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
         const slot = liveTask.leaseSlot
         if (slot !== undefined) {
           // The guard goes only when the provider run is proven stopped (spec v0.7 §2.3).
-          const current = yield* store.getTask(task.task_id)
-          const stopped =
-            endedNormally ||
-            (yield* adapter
-              .reconcile({
-                taskId: task.task_id,
-                sessionId: Option.getOrNull(
-                  Option.flatMap(current, (t) => Option.fromNullable(t.native_session_id))
-                ),
-                turnId: Option.getOrNull(
-                  Option.flatMap(current, (t) => Option.fromNullable(t.native_turn_id))
-                )
+          let stopped = endedNormally
+          if (!stopped) {
+            const current = yield* store.getTask(task.task_id)
+            const result = yield* adapter.reconcile(
+              Option.match(current, {
+                onNone: (): RecordedTurn => ({ taskId: task.task_id, sessionId: null, turnId: null }),
+                onSome: recordedTurn
               })
-              .pipe(Effect.map((r) => r.providerActive === false)))
+            )
+            stopped = result.providerActive === false
+          }
           if (stopped) yield* clearGuardOf(slot, task.task_id)
           yield* leases.release(slot)
         }
@@ -624,11 +633,7 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
         const guarded = yield* store.getTask(state.guard.task_id)
         const adapter = registry.get(state.guard.runtime)
         if (Option.isNone(guarded) || adapter === undefined) return yield* blocked
-        const result = yield* adapter.reconcile({
-          taskId: guarded.value.task_id,
-          sessionId: guarded.value.native_session_id,
-          turnId: guarded.value.native_turn_id
-        })
+        const result = yield* adapter.reconcile(recordedTurn(guarded.value))
         if (result.providerActive !== false) return yield* blocked
         yield* terminate(
           guarded.value.task_id,
@@ -644,11 +649,7 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
       const now = yield* Clock.currentTimeMillis
       const cutoff = new Date(now - settings.retentionSeconds * 1000).toISOString()
       if ((yield* store.listTerminalTaskIdsOlderThan(cutoff)).length === 0) return
-      const guarded: string[] = []
-      for (const slot of yield* leases.guardedSlots()) {
-        const state = yield* leases.readGuard(slot)
-        if (state._tag === "valid") guarded.push(state.guard.task_id)
-      }
+      const guarded = (yield* leases.validGuards()).map(({ guard }) => guard.task_id)
       yield* store.gc({ retentionSeconds: settings.retentionSeconds, protectedTaskIds: guarded })
     }).pipe(Effect.catchAllCause(() => Effect.void))
 
@@ -661,7 +662,7 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
         const model = yield* checkModel(params.model ?? null)
         const continueFrom = params.continue_from_task_id ?? null
         yield* collectGarbage
-        if (promptBytes(params.prompt) > MAX_PROMPT_BYTES) {
+        if (utf8Length(params.prompt) > MAX_PROMPT_BYTES) {
           return yield* new AgentPromptTooLarge({ message: `the prompt exceeds ${MAX_PROMPT_BYTES} bytes` })
         }
         if (params.profile !== "review" && params.profile !== "workspace-write") {
@@ -859,9 +860,9 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
       Effect.gen(function* () {
         const cursor = after ?? 0
         const size = limit ?? DEFAULT_EVENTS_LIMIT
-        if (cursor < 0 || size < 1 || size > MAX_EVENTS_LIMIT) {
+        if (cursor < 0 || size < 1 || size > MAX_EVENTS_PAGE) {
           return yield* new InvalidLimit({
-            message: `after_event_id must be ≥ 0 and limit within 1..${MAX_EVENTS_LIMIT}`
+            message: `after_event_id must be ≥ 0 and limit within 1..${MAX_EVENTS_PAGE}`
           })
         }
         const task = yield* requireTask(taskId)
@@ -886,7 +887,7 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
             message: "the task has no spooled result; read final_response instead"
           })
         }
-        const chunk = yield* spool.readResult(taskId, offset ?? 0, max ?? DEFAULT_RESULT_CHUNK)
+        const chunk = yield* spool.readResult(taskId, offset ?? 0, max ?? MAX_RESULT_CHUNK_BYTES)
         return { ...chunk, correlation_id: task.correlation_id }
       })
 
@@ -987,7 +988,8 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
 
     const sendMessage = (taskId: string, message: string): Effect.Effect<MessageResult, AgentError> =>
       Effect.gen(function* () {
-        if (Buffer.byteLength(message, "utf8") > MAX_MESSAGE_BYTES) {
+        const messageBytes = utf8Length(message)
+        if (messageBytes > MAX_MESSAGE_BYTES) {
           return yield* new AgentMessageTooLarge({
             message: `the message exceeds ${MAX_MESSAGE_BYTES} bytes`
           })
@@ -1008,7 +1010,7 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
           return yield* new AgentTaskNotActive({ message: "the task has no active turn to steer" })
         }
         yield* adapter.steer(taskId, message)
-        yield* tryEvent(taskId, "user.message", { bytes: Buffer.byteLength(message, "utf8") })
+        yield* tryEvent(taskId, "user.message", { bytes: messageBytes })
         return { task_id: taskId, accepted: true as const, correlation_id: task.correlation_id }
       })
 
@@ -1085,11 +1087,7 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
         const result =
           adapter === undefined
             ? { status: "UNKNOWN", providerActive: null, detail: "the runtime is not configured" }
-            : yield* adapter.reconcile({
-                taskId: task.task_id,
-                sessionId: task.native_session_id,
-                turnId: task.native_turn_id
-              })
+            : yield* adapter.reconcile(recordedTurn(task))
         yield* tryEvent(task.task_id, "runtime.reconcile_finished", {
           runtime: task.runtime,
           status: result.status,
@@ -1117,17 +1115,11 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
           yield* clearGuardOf(task.workdir_slot, task.task_id)
         }
       }
-      for (const slot of yield* leases.guardedSlots()) {
-        const state = yield* leases.readGuard(slot)
-        if (state._tag !== "valid") continue
-        const task = yield* store.getTask(state.guard.task_id)
-        const adapter = registry.get(state.guard.runtime)
+      for (const { slot, guard } of yield* leases.validGuards()) {
+        const task = yield* store.getTask(guard.task_id)
+        const adapter = registry.get(guard.runtime)
         if (Option.isNone(task) || !isTerminal(task.value.status) || adapter === undefined) continue
-        const result = yield* adapter.reconcile({
-          taskId: task.value.task_id,
-          sessionId: task.value.native_session_id,
-          turnId: task.value.native_turn_id
-        })
+        const result = yield* adapter.reconcile(recordedTurn(task.value))
         if (result.providerActive === false) yield* leases.removeGuard(slot)
       }
     })
@@ -1167,9 +1159,7 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
       cancel,
       runtimes,
       collectGarbage,
-      reconcileAtStartup,
-      pendingRequestView,
-      live: () => live
+      reconcileAtStartup
     } as const
   })
 }) {}

@@ -25,7 +25,8 @@ export const registryOf = (adapters: ReadonlyArray<ProviderAdapter>): Layer.Laye
     RuntimeRegistry,
     RuntimeRegistry.make({
       get: (name: string) => adapters.find((a) => a.name === name),
-      list: (): Effect.Effect<ReadonlyArray<RuntimeInfo>> => Effect.forEach(adapters, (a) => a.probe())
+      list: (): Effect.Effect<ReadonlyArray<RuntimeInfo>> => Effect.forEach(adapters, (a) => a.probe()),
+      names: () => adapters.map((a) => a.name).sort((a, b) => a.localeCompare(b))
     })
   )
 
