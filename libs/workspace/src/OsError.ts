@@ -30,8 +30,25 @@ export const reasonOf = (error: unknown): string => {
 
 export const codeOf = (error: unknown): string | undefined => (isPosixError(error) ? error.code : undefined)
 
-export const toWalkError = (error: unknown, at: At): WalkError => {
-  switch (codeOf(error)) {
+/** The texts `reasonOf` gives a permission refusal (EACCES, EPERM). */
+const permissionReasons: ReadonlySet<string> = new Set(
+  [...systemErrors.values()].flatMap(([code, text]) => (code === "EACCES" || code === "EPERM" ? [text] : []))
+)
+
+/** Whether an ACCESS_DENIED reason rendered by `reasonOf` is a permission refusal (EACCES, EPERM). */
+export const isPermissionReason = (reason: string): boolean => permissionReasons.has(reason)
+
+/**
+ * The rows every OS-error table shares (read channels and mutations alike); any other errno —
+ * or a non-OS error, whose code is undefined — is left to the table's own `otherwise`.
+ */
+export const mapOsError = <E>(
+  error: unknown,
+  at: At,
+  otherwise: (code: string | undefined) => E
+): PathNotFound | NotAFile | NotADirectory | SymlinkNotAllowed | ResourceExhausted | E => {
+  const code = codeOf(error)
+  switch (code) {
     case "ENOENT":
       return new PathNotFound(at)
     case "EISDIR":
@@ -40,12 +57,16 @@ export const toWalkError = (error: unknown, at: At): WalkError => {
       return new NotADirectory(at)
     case "ELOOP":
       return new SymlinkNotAllowed(at)
-    case "ENXIO":
-      return new UnsupportedFileType(at)
     case "EMFILE":
     case "ENFILE":
       return new ResourceExhausted(at)
     default:
-      return new AccessDenied({ ...at, reason: reasonOf(error) })
+      return otherwise(code)
   }
 }
+
+/** The read mapping: ENXIO is an unsupported file type, every other errno ACCESS_DENIED. */
+export const toWalkError = (error: unknown, at: At): WalkError =>
+  mapOsError(error, at, (code) =>
+    code === "ENXIO" ? new UnsupportedFileType(at) : new AccessDenied({ ...at, reason: reasonOf(error) })
+  )

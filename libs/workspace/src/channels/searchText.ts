@@ -54,7 +54,9 @@ export const searchText = (
       const root = context.rootOf(resolved.workdir)
       const fd = yield* openDirectory(root, resolved.components, O.PATH, at)
       // rg must be able to enter and list the root; otherwise say why (ACCESS_DENIED) instead of
-      // answering with an empty result or a failed search.
+      // answering with an empty result or a failed search. Opening "." through the fd needs both
+      // search (lookup of ".") and read permission on the root; opening the root O_RDONLY in the
+      // walk itself would only need read, and let a 0644 root through.
       yield* Effect.try({
         try: () => close(openat(fd, ".", O.RDONLY | O.DIRECTORY)),
         catch: (e) => toWalkError(e, at)

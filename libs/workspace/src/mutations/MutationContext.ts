@@ -1,15 +1,22 @@
 import {
+  type MutationIoError,
+  ParentNotFound,
   type PathPolicyError,
+  RevisionConflict,
   RootMutationNotAllowed,
+  type WalkError,
   type WorkdirNotFound,
   WorkdirReadOnly
 } from "@serverfs/domain"
 import { type ResolvedPath, resolvePath } from "@serverfs/policy"
-import { fsync } from "@serverfs/posix"
-import { Effect } from "effect"
+import { AT, fstatat, fsync, O } from "@serverfs/posix"
+import { Effect, type Scope } from "effect"
 import type { ChannelContext } from "../ChannelContext.js"
+import { openParent } from "../DescriptorWalk.js"
 import type { LeaseError } from "../LeaseManager.js"
-import { codeOf } from "../OsError.js"
+import { type At, codeOf } from "../OsError.js"
+import { revisionOf } from "../Revision.js"
+import { withMutationMapping } from "./MutationOsError.js"
 
 /**
  * What the mutation tools share: the read context, the guard (process-wide mutation lock, then
@@ -42,6 +49,49 @@ export const authorize = (
     if (resolved.components.length === 0) return yield* new RootMutationNotAllowed({ workdir: alias, path })
     return resolved
   })
+
+/** The parent directory of a mutation target and the final name to act on. */
+export interface MutationParent {
+  readonly fd: number
+  readonly name: string
+}
+
+/**
+ * The parent of the target, opened O_RDONLY (to fsync it after the commit) from the workdir's
+ * held root through the descriptor walk, with the mutation's OS-error table. With
+ * `parentNotFound` (the two creates) a missing parent is PARENT_NOT_FOUND, not PATH_NOT_FOUND.
+ */
+export const openMutationParent = (
+  context: MutationContext,
+  resolved: ResolvedPath,
+  at: At,
+  options?: { readonly parentNotFound?: boolean }
+): Effect.Effect<MutationParent, WalkError | MutationIoError | ParentNotFound, Scope.Scope> => {
+  const opened = withMutationMapping(
+    openParent(context.rootOf(resolved.workdir), resolved.components, O.RDONLY, at),
+    at
+  )
+  return options?.parentNotFound === true
+    ? opened.pipe(Effect.catchTag("PATH_NOT_FOUND", () => Effect.fail(new ParentNotFound(at))))
+    : opened
+}
+
+/**
+ * The revision checked again on the name (lstat, never following a link) just before the
+ * commit: a name that is gone or unreadable, or holds another revision, is REVISION_CONFLICT.
+ */
+export const checkNamedRevision = (
+  parent: MutationParent,
+  expected: string,
+  at: At
+): Effect.Effect<void, RevisionConflict> =>
+  Effect.flatMap(
+    Effect.try({
+      try: () => revisionOf(fstatat(parent.fd, parent.name, AT.SYMLINK_NOFOLLOW)),
+      catch: () => new RevisionConflict(at)
+    }),
+    (named) => (named === expected ? Effect.void : Effect.fail(new RevisionConflict(at)))
+  )
 
 /**
  * fsync of the parent directory after a visible commit. A failure means "not durable across a

@@ -1,16 +1,15 @@
-import * as util from "node:util"
 import {
   AccessDenied,
   MutationIoError,
-  NotADirectory,
-  NotAFile,
-  PathNotFound,
-  ResourceExhausted,
-  SymlinkNotAllowed,
+  type NotADirectory,
+  type NotAFile,
+  type PathNotFound,
+  type ResourceExhausted,
+  type SymlinkNotAllowed,
   type WalkError
 } from "@serverfs/domain"
 import { Effect } from "effect"
-import { type At, codeOf, reasonOf } from "../OsError.js"
+import { type At, isPermissionReason, mapOsError, reasonOf } from "../OsError.js"
 
 /** OS errors of the mutation tools → frozen codes (tool-contracts §0, mutation mapping). */
 export type MutationOsError =
@@ -22,35 +21,22 @@ export type MutationOsError =
   | ResourceExhausted
   | MutationIoError
 
-export const toMutationError = (error: unknown, at: At): MutationOsError => {
-  switch (codeOf(error)) {
-    case "ENOENT":
-      return new PathNotFound(at)
-    case "EISDIR":
-      return new NotAFile(at)
-    case "ENOTDIR":
-      return new NotADirectory(at)
-    case "ELOOP":
-      return new SymlinkNotAllowed(at)
-    case "EACCES":
-    case "EPERM":
-      return new AccessDenied({ ...at, reason: "permission denied" })
-    case "EMFILE":
-    case "ENFILE":
-      return new ResourceExhausted(at)
-    case undefined:
-      return new MutationIoError(at)
-    default:
-      return new MutationIoError({ ...at, reason: reasonOf(error) })
-  }
-}
-
-/** The errno texts of a permission refusal, as the read mapping renders them in ACCESS_DENIED. */
-const PERMISSION_REASONS: ReadonlySet<string> = new Set(
-  [...util.getSystemErrorMap().values()].flatMap(([code, text]) =>
-    code === "EACCES" || code === "EPERM" ? [text] : []
-  )
-)
+/**
+ * The shared rows of the OS-error table, then the mutation's own: only a permission refusal is
+ * ACCESS_DENIED (permission denied); any other OS failure is MUTATION_IO_ERROR.
+ */
+export const toMutationError = (error: unknown, at: At): MutationOsError =>
+  mapOsError(error, at, (code) => {
+    switch (code) {
+      case "EACCES":
+      case "EPERM":
+        return new AccessDenied({ ...at, reason: "permission denied" })
+      case undefined:
+        return new MutationIoError(at)
+      default:
+        return new MutationIoError({ ...at, reason: reasonOf(error) })
+    }
+  })
 
 /**
  * The descriptor walk and the final open are shared with the read channels, whose mapping calls
@@ -64,7 +50,7 @@ export const withMutationMapping = <A, R>(
 ): Effect.Effect<A, WalkError | MutationIoError, R> =>
   Effect.catchTag(effect, "ACCESS_DENIED", (denied) =>
     Effect.fail(
-      PERMISSION_REASONS.has(denied.reason)
+      isPermissionReason(denied.reason)
         ? new AccessDenied({ ...at, reason: "permission denied" })
         : new MutationIoError({ ...at, reason: denied.reason })
     )

@@ -2,24 +2,22 @@ import {
   type CreateDirectoryInput,
   type CreateDirectoryOutput,
   type MutationError,
-  ParentNotFound,
   PathAlreadyExists
 } from "@serverfs/domain"
-import { AT, fstatat, mkdirat, O } from "@serverfs/posix"
+import { AT, fstatat, mkdirat } from "@serverfs/posix"
 import { Effect } from "effect"
-import { openParent } from "../DescriptorWalk.js"
 import { codeOf } from "../OsError.js"
 import { revisionOf } from "../Revision.js"
-import { authorize, type MutationContext, syncDirectory } from "./MutationContext.js"
-import { toMutationError, withMutationMapping } from "./MutationOsError.js"
+import { authorize, type MutationContext, openMutationParent, syncDirectory } from "./MutationContext.js"
+import { toMutationError } from "./MutationOsError.js"
 
 /** 0777 minus the umask, as mkdir(2) applies it (a setgid parent passes its bit on, as mkdir(1)). */
 const DIRECTORY_MODE = 0o777
 
 /**
  * create_directory (tool-contracts §2.10): one level, never recursive; anything already at the
- * path → PATH_ALREADY_EXISTS. The revision comes from the new directory opened without
- * following links, so it equals the next stat_file.
+ * path → PATH_ALREADY_EXISTS. The revision comes from fstatat(AT_SYMLINK_NOFOLLOW) of the new
+ * name, so it equals the next stat_file.
  */
 export const createDirectory = (
   context: MutationContext,
@@ -28,15 +26,11 @@ export const createDirectory = (
   Effect.gen(function* () {
     const resolved = yield* authorize(context, input.workdir, input.path)
     const at = { workdir: input.workdir, path: input.path }
-    const root = context.rootOf(resolved.workdir)
     return yield* context.guard(
       resolved.workdir,
       Effect.scoped(
         Effect.gen(function* () {
-          const parent = yield* withMutationMapping(
-            openParent(root, resolved.components, O.RDONLY, at),
-            at
-          ).pipe(Effect.catchTag("PATH_NOT_FOUND", () => Effect.fail(new ParentNotFound(at))))
+          const parent = yield* openMutationParent(context, resolved, at, { parentNotFound: true })
           yield* Effect.try({
             try: () => mkdirat(parent.fd, parent.name, DIRECTORY_MODE),
             catch: (e) => (codeOf(e) === "EEXIST" ? new PathAlreadyExists(at) : toMutationError(e, at))

@@ -3,17 +3,15 @@ import {
   type CreateTextFileInput,
   type CreateTextFileOutput,
   type MutationError,
-  ParentNotFound,
   PathAlreadyExists,
   WriteTooLarge
 } from "@serverfs/domain"
-import { AT, fstat, fstatat, fsync, linkat, O, RENAME, renameat2, unlinkat } from "@serverfs/posix"
+import { AT, fstat, fstatat, fsync, linkat, RENAME, renameat2, unlinkat } from "@serverfs/posix"
 import { Effect } from "effect"
-import { openParent } from "../DescriptorWalk.js"
 import { codeOf } from "../OsError.js"
 import { revisionOf } from "../Revision.js"
-import { authorize, type MutationContext, syncDirectory } from "./MutationContext.js"
-import { toMutationError, withMutationMapping } from "./MutationOsError.js"
+import { authorize, type MutationContext, openMutationParent, syncDirectory } from "./MutationContext.js"
+import { toMutationError } from "./MutationOsError.js"
 import { createTempFile, type TempFile, writeAll } from "./TempFile.js"
 import { isStorableText } from "./TextContent.js"
 
@@ -63,15 +61,11 @@ export const createTextFile = (
     if (bytes.length > resolved.workdir.maxWriteBytes) {
       return yield* new WriteTooLarge({ ...at, maxBytes: resolved.workdir.maxWriteBytes })
     }
-    const root = context.rootOf(resolved.workdir)
     return yield* context.guard(
       resolved.workdir,
       Effect.scoped(
         Effect.gen(function* () {
-          const parent = yield* withMutationMapping(
-            openParent(root, resolved.components, O.RDONLY, at),
-            at
-          ).pipe(Effect.catchTag("PATH_NOT_FOUND", () => Effect.fail(new ParentNotFound(at))))
+          const parent = yield* openMutationParent(context, resolved, at, { parentNotFound: true })
           // Anything at the target (file, directory, symlink, FIFO, socket) → already exists.
           const existing = yield* Effect.sync(() => {
             try {

@@ -5,12 +5,18 @@ import {
   type MutationError,
   RevisionConflict
 } from "@serverfs/domain"
-import { AT, fstat, fstatat, O, readdir, unlinkat } from "@serverfs/posix"
+import { AT, fstat, O, readdir, unlinkat } from "@serverfs/posix"
 import { Effect } from "effect"
-import { openDirectory, openParent } from "../DescriptorWalk.js"
+import { openDirectory } from "../DescriptorWalk.js"
 import { codeOf } from "../OsError.js"
 import { revisionOf } from "../Revision.js"
-import { authorize, type MutationContext, syncDirectory } from "./MutationContext.js"
+import {
+  authorize,
+  checkNamedRevision,
+  type MutationContext,
+  openMutationParent,
+  syncDirectory
+} from "./MutationContext.js"
 import { toMutationError, withMutationMapping } from "./MutationOsError.js"
 
 /**
@@ -26,12 +32,11 @@ export const deleteDirectory = (
   Effect.gen(function* () {
     const resolved = yield* authorize(context, input.workdir, input.path)
     const at = { workdir: input.workdir, path: input.path }
-    const root = context.rootOf(resolved.workdir)
     return yield* context.guard(
       resolved.workdir,
       Effect.scoped(
         Effect.gen(function* () {
-          const parent = yield* withMutationMapping(openParent(root, resolved.components, O.RDONLY, at), at)
+          const parent = yield* openMutationParent(context, resolved, at)
           const directory = yield* withMutationMapping(
             openDirectory(parent.fd, [parent.name], O.RDONLY, at),
             at
@@ -46,11 +51,7 @@ export const deleteDirectory = (
             catch: (e) => toMutationError(e, at)
           })
           if (listing.names.length + listing.undecodable > 0) return yield* new DirectoryNotEmpty(at)
-          const named = yield* Effect.try({
-            try: () => revisionOf(fstatat(parent.fd, parent.name, AT.SYMLINK_NOFOLLOW)),
-            catch: () => new RevisionConflict(at)
-          })
-          if (named !== input.expected_revision) return yield* new RevisionConflict(at)
+          yield* checkNamedRevision(parent, input.expected_revision, at)
           yield* Effect.try({
             try: () => unlinkat(parent.fd, parent.name, AT.REMOVEDIR),
             catch: (e) => {

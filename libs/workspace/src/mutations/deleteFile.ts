@@ -4,12 +4,17 @@ import {
   type MutationError,
   RevisionConflict
 } from "@serverfs/domain"
-import { AT, fstatat, O, unlinkat } from "@serverfs/posix"
+import { O, unlinkat } from "@serverfs/posix"
 import { Effect } from "effect"
-import { openParent } from "../DescriptorWalk.js"
 import { openRegularFile } from "../RegularFile.js"
 import { revisionOf } from "../Revision.js"
-import { authorize, type MutationContext, syncDirectory } from "./MutationContext.js"
+import {
+  authorize,
+  checkNamedRevision,
+  type MutationContext,
+  openMutationParent,
+  syncDirectory
+} from "./MutationContext.js"
 import { toMutationError, withMutationMapping } from "./MutationOsError.js"
 
 /**
@@ -25,19 +30,14 @@ export const deleteFile = (
   Effect.gen(function* () {
     const resolved = yield* authorize(context, input.workdir, input.path)
     const at = { workdir: input.workdir, path: input.path }
-    const root = context.rootOf(resolved.workdir)
     return yield* context.guard(
       resolved.workdir,
       Effect.scoped(
         Effect.gen(function* () {
-          const parent = yield* withMutationMapping(openParent(root, resolved.components, O.RDONLY, at), at)
+          const parent = yield* openMutationParent(context, resolved, at)
           const file = yield* withMutationMapping(openRegularFile(parent.fd, parent.name, O.RDONLY, at), at)
           if (revisionOf(file.stat) !== input.expected_revision) return yield* new RevisionConflict(at)
-          const named = yield* Effect.try({
-            try: () => revisionOf(fstatat(parent.fd, parent.name, AT.SYMLINK_NOFOLLOW)),
-            catch: () => new RevisionConflict(at)
-          })
-          if (named !== input.expected_revision) return yield* new RevisionConflict(at)
+          yield* checkNamedRevision(parent, input.expected_revision, at)
           yield* Effect.try({
             try: () => unlinkat(parent.fd, parent.name, 0),
             catch: (e) => toMutationError(e, at)

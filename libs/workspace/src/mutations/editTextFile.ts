@@ -14,15 +14,20 @@ import {
   UnsupportedTextEncoding,
   WriteTooLarge
 } from "@serverfs/domain"
-import { AT, fstat, fstatat, fsync, O, renameat } from "@serverfs/posix"
+import { fstat, fsync, O, renameat } from "@serverfs/posix"
 import { Effect } from "effect"
-import { openParent } from "../DescriptorWalk.js"
 import { openRegularFile } from "../RegularFile.js"
 import { revisionOf } from "../Revision.js"
 import { decodeUtf8 } from "../TextPage.js"
 import { applyEdits } from "./EditPlan.js"
 import { copyMetadata } from "./Metadata.js"
-import { authorize, type MutationContext, syncDirectory } from "./MutationContext.js"
+import {
+  authorize,
+  checkNamedRevision,
+  type MutationContext,
+  openMutationParent,
+  syncDirectory
+} from "./MutationContext.js"
 import { toMutationError, withMutationMapping } from "./MutationOsError.js"
 import { createTempFile, writeAll } from "./TempFile.js"
 import { isStorableText, UTF8_BOM, utf8Length } from "./TextContent.js"
@@ -65,12 +70,11 @@ export const editTextFile = (
     const editBytes = edits.reduce((sum, e) => sum + utf8Length(e.old_text) + utf8Length(e.new_text), 0)
     if (editBytes > maxBytes) return yield* new WriteTooLarge({ ...at, maxBytes })
 
-    const root = context.rootOf(resolved.workdir)
     return yield* context.guard(
       resolved.workdir,
       Effect.scoped(
         Effect.gen(function* () {
-          const parent = yield* withMutationMapping(openParent(root, resolved.components, O.RDONLY, at), at)
+          const parent = yield* openMutationParent(context, resolved, at)
           const original = yield* withMutationMapping(
             openRegularFile(parent.fd, parent.name, O.RDONLY, at),
             at
@@ -108,11 +112,7 @@ export const editTextFile = (
           })
           yield* Effect.try({ try: () => fsync(temp.fd), catch: (e) => toMutationError(e, at) })
           // Last-moment check: the name must still hold the revision the caller edited.
-          const current = yield* Effect.try({
-            try: () => revisionOf(fstatat(parent.fd, parent.name, AT.SYMLINK_NOFOLLOW)),
-            catch: () => new RevisionConflict(at)
-          })
-          if (current !== input.expected_revision) return yield* new RevisionConflict(at)
+          yield* checkNamedRevision(parent, input.expected_revision, at)
           yield* Effect.try({
             try: () => renameat(parent.fd, temp.name, parent.fd, parent.name),
             catch: (e) => toMutationError(e, at)
