@@ -222,11 +222,11 @@ describe("serverfs-mcp over stdio", () => {
     await call("stat_file", { workdir: "main", path: "notes.txt" })
     await call("search_text", { workdir: "main", query: "needle-never-logged" })
     await call("read_text_file", { workdir: "main", path: "missing.txt" })
-    await new Promise((r) => setTimeout(r, 100))
-    const lines = mcp
-      .audit()
-      .filter((r) => r.event === "tool_call")
-      .slice(before)
+    const toolCalls = (records: ReadonlyArray<Record<string, unknown>>) =>
+      records.filter((r) => r.event === "tool_call")
+    const lines = toolCalls(await mcp.auditWhen((records) => toolCalls(records).length >= before + 3)).slice(
+      before
+    )
     expect(lines).toHaveLength(3)
     expect(lines[0]).toMatchObject({
       tool: "stat_file",

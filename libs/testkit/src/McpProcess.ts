@@ -12,6 +12,15 @@ export interface McpProcess {
   readonly stderrLines: () => ReadonlyArray<string>
   /** Audit records parsed from stderr. */
   readonly audit: () => ReadonlyArray<Record<string, unknown>>
+  /**
+   * The audit records once `ready` holds for them (or after `timeoutMs`, as they are then). The
+   * server writes a call's audit line before its response, but stderr and stdout are separate
+   * pipes: the line can reach this process just after the response does.
+   */
+  readonly auditWhen: (
+    ready: (records: ReadonlyArray<Record<string, unknown>>) => boolean,
+    timeoutMs?: number
+  ) => Promise<ReadonlyArray<Record<string, unknown>>>
   readonly close: () => Promise<void>
 }
 
@@ -35,18 +44,21 @@ export const startMcp = async (
   const pid = transport.pid
   if (pid === null) throw new Error("server did not start")
   const stderrLines = () => stderr.split("\n").filter((l) => l !== "")
-  return {
-    client,
-    pid,
-    stderrLines,
-    audit: () =>
-      stderrLines().flatMap((line) => {
-        try {
-          return [JSON.parse(line) as Record<string, unknown>]
-        } catch {
-          return []
-        }
-      }),
-    close: () => client.close()
+  const audit = () =>
+    stderrLines().flatMap((line) => {
+      try {
+        return [JSON.parse(line) as Record<string, unknown>]
+      } catch {
+        return []
+      }
+    })
+  const auditWhen = async (
+    ready: (records: ReadonlyArray<Record<string, unknown>>) => boolean,
+    timeoutMs = 5_000
+  ) => {
+    const deadline = Date.now() + timeoutMs
+    while (!ready(audit()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
+    return audit()
   }
+  return { client, pid, stderrLines, audit, auditWhen, close: () => client.close() }
 }

@@ -285,7 +285,10 @@ const expectInvisible = async (debris: ReadonlyArray<string>, expected: Readonly
     }
     // The only audit lines naming debris are the two refused direct accesses above (the audit
     // echoes the caller's own path string).
-    const naming = server.audit().filter((r) => JSON.stringify(r).includes(".serverfs-tmp-"))
+    const namesDebris = (r: Record<string, unknown>) => JSON.stringify(r).includes(".serverfs-tmp-")
+    const naming = (
+      await server.auditWhen((records) => records.filter(namesDebris).length >= debris.length * 2)
+    ).filter(namesDebris)
     expect(naming.map((r) => `${String(r.tool)} ${String(r.error_code)}`).sort()).toEqual(
       debris.flatMap(() => ["read_text_file RESERVED_PATH", "stat_file RESERVED_PATH"]).sort()
     )

@@ -246,7 +246,11 @@ describe("the mutation surface over stdio", () => {
     expect(fs.readdirSync(tree.root)).toEqual([])
 
     // The audit line of every call, with the per-tool counters of §7 on success only.
-    const audit = mcp.audit().filter((r) => r.event === "tool_call" && r.workdir === "rw")
+    const audit = (
+      await mcp.auditWhen((records) =>
+        records.some((r) => r.tool === "delete_directory" && r.path === "newdir" && r.success === true)
+      )
+    ).filter((r) => r.event === "tool_call" && r.workdir === "rw")
     const line = (tool: string, p: string, success: boolean) => {
       const found = audit.filter((r) => r.tool === tool && r.path === p && r.success === success)
       expect(found, `${tool} ${p} ${success}`).toHaveLength(1)
@@ -418,7 +422,9 @@ describe("the Agent Bridge lease over stdio", () => {
       )
       expect(fs.readFileSync(path.join(leased, "free.txt"), "utf8")).toBe("free\n")
       expect(fs.readdirSync(locks).sort()).toEqual(["01.lock", "active"])
-      const busy = server.audit().filter((r) => r.event === "tool_call" && r.error_code === "WORKDIR_BUSY")
+      const isBusy = (r: Record<string, unknown>) =>
+        r.event === "tool_call" && r.error_code === "WORKDIR_BUSY"
+      const busy = (await server.auditWhen((records) => records.filter(isBusy).length >= 2)).filter(isBusy)
       expect(busy.map((r) => r.tool).sort()).toEqual(["create_directory", "create_text_file"])
     } finally {
       await server.close()
