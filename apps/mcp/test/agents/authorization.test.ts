@@ -2,7 +2,7 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import { type AgentStack, startAgentStack } from "@serverfs/testkit"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
-import { auditOf, expectNoHostPath, fails, ok, submit, waitForEnd } from "./support.js"
+import { auditArrived, auditOf, expectNoHostPath, fails, ok, submit, waitForEnd } from "./support.js"
 
 /**
  * Local authorization of submit_agent_task (tool-contracts §8): workdir, Agent mode, runtime,
@@ -130,6 +130,7 @@ describe("local authorization of submit_agent_task", () => {
     expect(connections).toBe(2)
 
     // The refusals are audited with their codes, and the normalized path is not invented for them.
+    await auditArrived(stack, "submit_agent_task", (l) => l.workdir === "rev" && l.success === false)
     const lines = auditOf(stack, "submit_agent_task").filter((l) => l.success === false)
     expect(lines.map((l) => l.error_code)).toEqual(
       expect.arrayContaining([

@@ -97,6 +97,21 @@ export const auditOf = (stack: AgentStack, tool: string): ReadonlyArray<Record<s
     })
     .filter((r) => r.event === "tool_call" && r.tool === tool)
 
+/**
+ * Wait (bounded) until a `tool` audit line satisfying `found` has arrived. The server writes a
+ * call's audit line before answering, but on stderr, a separate pipe from the stdout answer: the
+ * line can reach the test just after the response does.
+ */
+export const auditArrived = async (
+  stack: AgentStack,
+  tool: string,
+  found: (line: Record<string, unknown>) => boolean
+): Promise<void> => {
+  const deadline = Date.now() + 5_000
+  while (!auditOf(stack, tool).some(found) && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 10))
+}
+
 /** Host paths of the stack a client must never see: the temp base (and everything under it). */
 export const expectNoHostPath = (stack: AgentStack): void => {
   const leaks = stack

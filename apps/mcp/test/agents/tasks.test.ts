@@ -9,6 +9,7 @@ import {
 } from "@serverfs/testkit"
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest"
 import {
+  auditArrived,
   auditOf,
   awaitLeaseFree,
   call,
@@ -748,6 +749,8 @@ describe("audit and confidentiality", () => {
     await waitForEnd(stack.client, id, ["succeeded"])
     await ok(stack.client, "read_agent_task_result", { task_id: id, offset_bytes: 6, max_bytes: 1000 })
     await ok(stack.client, "cancel_agent_task", { task_id: id })
+    // The last call's line arrives last (one stderr stream): once it is here, all are.
+    await auditArrived(stack, "cancel_agent_task", (l) => l.task_id === id)
 
     const submitLine = auditOf(stack, "submit_agent_task").find((l) => l.task_id === id)
     expect(submitLine).toMatchObject({
@@ -795,6 +798,7 @@ describe("audit and confidentiality", () => {
     }
     // Failures are audited with their code.
     await fails(stack.client, "get_agent_task", { task_id: "agt_000000000000000000000000" })
+    await auditArrived(stack, "get_agent_task", (l) => l.error_code === "AGENT_TASK_NOT_FOUND")
     expect(auditOf(stack, "get_agent_task").at(-1)).toMatchObject({
       success: false,
       error_code: "AGENT_TASK_NOT_FOUND"
