@@ -34,6 +34,7 @@ beforeAll(async () => {
   tree.file(".env", "SECRET=1\n")
   tree.file("%2E", "literal percent name\n")
   tree.file("big.txt", "x\n".repeat(50))
+  tree.file("reports/quarterly-financial-report-2024-final-version.txt", "report\n")
   fs.mkdirSync(`${tree.base}/second`)
   fs.writeFileSync(`${tree.base}/second/other.txt`, "second workdir\n")
   mcp = await startMcp({
@@ -150,6 +151,61 @@ describe("serverfs-mcp over stdio", () => {
     expect(result.isError).toBe(true)
     expect(errorCodeOf(textOf(result))).toBe("INVALID_ARGUMENT")
     expect(textOf(result)).toContain(field)
+  })
+
+  const LONG = "*?".repeat(512) + "Z" // 1025 characters, one over SERVERFS_MAX_PATTERN_LENGTH
+  it.each([
+    ["find_files", { workdir: "main", pattern: "*.md\u0000" }, "pattern", "must not contain NUL characters"],
+    ["find_files", { workdir: "main", pattern: LONG }, "pattern", "must be at most 1024 characters long"],
+    [
+      "search_text",
+      { workdir: "main", query: "x", glob: "*.md\u0000" },
+      "glob",
+      "must not contain NUL characters"
+    ],
+    [
+      "search_text",
+      { workdir: "main", query: "x", glob: "\u0000" },
+      "glob",
+      "must not contain NUL characters"
+    ],
+    [
+      "search_text",
+      { workdir: "main", query: "x", glob: LONG },
+      "glob",
+      "must be at most 1024 characters long"
+    ]
+  ])("%s with %j → INVALID_ARGUMENT naming %s, without echoing it", async (tool, args, field, problem) => {
+    const result = await call(tool, args)
+    expect(result.isError).toBe(true)
+    expect(textOf(result)).toBe(`INVALID_ARGUMENT: ${tool}: ${field} — ${problem}`)
+  })
+
+  it("find_files and search_text advertise the pattern bound (maxLength 1024)", async () => {
+    const { tools } = await mcp.client.listTools()
+    const property = (tool: string, name: string) =>
+      JSON.stringify(tools.find((t) => t.name === tool)?.inputSchema.properties?.[name])
+    expect(property("find_files", "pattern")).toContain('"maxLength":1024')
+    expect(property("search_text", "glob")).toContain('"maxLength":1024')
+  })
+
+  it("attack: find_files with a pattern that backtracks as a RegExp ends at once; list_workdirs answers meanwhile", async () => {
+    const started = performance.now()
+    const hostile = ["*?*?*?*?*?*?*?*?*?*?*?*?Z", `${"*?".repeat(511)}Z`, `${"*?".repeat(24)}t`]
+    const [a, b, c, workdirs] = await Promise.all([
+      ...hostile.map((pattern) => call("find_files", { workdir: "main", path: "reports", pattern })),
+      call("list_workdirs", {})
+    ])
+    expect(a?.structuredContent).toEqual({ matches: [], returned: 0, truncated: false })
+    expect(b?.structuredContent).toEqual({ matches: [], returned: 0, truncated: false })
+    expect(c?.structuredContent).toEqual({
+      matches: [{ path: "reports/quarterly-financial-report-2024-final-version.txt" }],
+      returned: 1,
+      truncated: false
+    })
+    expect(workdirs?.isError).toBeFalsy()
+    // Liveness only: the RegExp translation took minutes on the first pattern alone.
+    expect(performance.now() - started).toBeLessThan(10_000)
   })
 
   it("the per-workdir line budget caps max_lines", async () => {

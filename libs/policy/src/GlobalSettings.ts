@@ -17,6 +17,7 @@ export interface GlobalSettings {
   readonly maxWalkEntries: number
   readonly searchTimeoutSeconds: number
   readonly searchMaxFileBytes: number
+  readonly maxPatternLength: number
   readonly allowHidden: boolean
   readonly extraDenyGlobs: ReadonlyArray<string>
   readonly disableDefaultDeny: boolean

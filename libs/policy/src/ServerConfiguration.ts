@@ -62,6 +62,22 @@ const read = <A>(lookup: Lookup, variable: string, parse: Parse<A>): A =>
 
 const isSet = (lookup: Lookup, variable: string): boolean => (lookup(variable) ?? "").trim() !== ""
 
+/**
+ * Deny globs are bounded like caller patterns (SERVERFS_MAX_PATTERN_LENGTH): every path check
+ * matches them, in time proportional to their length. The glob itself is never echoed.
+ */
+const boundedGlobs = (
+  variable: string,
+  globs: ReadonlyArray<string>,
+  global: GlobalSettings
+): ReadonlyArray<string> => {
+  const max = global.maxPatternLength
+  if (globs.some((g) => g.length > max)) {
+    fail(variable, `a glob is longer than ${max} characters (SERVERFS_MAX_PATTERN_LENGTH)`)
+  }
+  return globs
+}
+
 const parseGlobal = (lookup: Lookup): GlobalSettings => {
   const out: Record<string, unknown> = {}
   for (const [key, entry] of Object.entries(GLOBAL_VARIABLES)) {
@@ -74,6 +90,7 @@ const parseGlobal = (lookup: Lookup): GlobalSettings => {
     }
   }
   read(lookup, "SERVERFS_MAX_BINARY_TRANSFER_BYTES", strictInt(8388608))
+  boundedGlobs(GLOBAL_VARIABLES.extraDenyGlobs.variable, global.extraDenyGlobs, global)
   // Global pair rule (§4.1): a mode needs runtimes and runtimes need a mode.
   if (global.agentMode === "disabled" && global.agentRuntimes.length > 0) {
     fail(GLOBAL_VARIABLES.agentRuntimes.variable, "runtimes are set but SERVERFS_AGENT_MODE is disabled")
@@ -213,7 +230,7 @@ const parseSlot = (
       // Union, global first: a workdir can add rules but never loosen the global floor.
       extraDenyGlobs: unique([
         ...global.extraDenyGlobs,
-        ...Either.getOrThrow(globList(lookup(v("EXTRA_DENY_GLOBS"))))
+        ...boundedGlobs(v("EXTRA_DENY_GLOBS"), read(lookup, v("EXTRA_DENY_GLOBS"), globList), global)
       ])
     }),
     maxReadBytes: override("MAX_READ_BYTES", strictInt(global.maxReadBytes)),

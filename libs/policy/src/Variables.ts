@@ -106,6 +106,14 @@ export const GLOBAL_VARIABLES: { readonly [K in keyof GlobalSettings]: Entry<Glo
     parse: lenientInt(52428800),
     description: "Files larger than this are skipped by search_text."
   },
+  maxPatternLength: {
+    variable: "SERVERFS_MAX_PATTERN_LENGTH",
+    kind: "strict int",
+    default: "1024",
+    parse: strictInt(1024),
+    description:
+      "Longest find_files `pattern`, search_text `glob` and extra deny glob, in characters (UTF-16 code units). Longer arguments are refused with INVALID_ARGUMENT, longer deny globs stop startup."
+  },
   allowHidden: {
     variable: "SERVERFS_ALLOW_HIDDEN",
     kind: "strict bool",

@@ -139,6 +139,7 @@ describe("global settings: defaults (tool-contracts §4.1)", () => {
       maxWalkEntries: 200000,
       searchTimeoutSeconds: 15,
       searchMaxFileBytes: 52428800,
+      maxPatternLength: 1024,
       allowHidden: false,
       extraDenyGlobs: [],
       disableDefaultDeny: false,
@@ -179,6 +180,8 @@ const STRICT_GLOBALS: ReadonlyArray<readonly [variable: string, bad: string]> = 
   ["SERVERFS_MAX_READ_LINES", "lots"],
   ["SERVERFS_MAX_READ_LINES", "2.5"],
   ["SERVERFS_MAX_WRITE_BYTES", "1e6"],
+  ["SERVERFS_MAX_PATTERN_LENGTH", "0"],
+  ["SERVERFS_MAX_PATTERN_LENGTH", "long"],
   ["SERVERFS_ALLOW_HIDDEN", "maybe"],
   ["SERVERFS_DISABLE_DEFAULT_DENY", "perhaps"],
   ["SERVERFS_AGENT_MODE", "sometimes"],
@@ -204,6 +207,7 @@ describe("global settings: strict variables stop startup with an error naming th
         "SERVERFS_ALLOW_HIDDEN",
         "SERVERFS_DISABLE_DEFAULT_DENY",
         "SERVERFS_MAX_WRITE_BYTES",
+        "SERVERFS_MAX_PATTERN_LENGTH",
         "SERVERFS_AGENT_MODE",
         "SERVERFS_AGENT_RUNTIMES"
       ].sort()
@@ -266,6 +270,30 @@ describe("global settings: lenient variables fall back silently", () => {
       "*.log",
       "a"
     ])
+  })
+})
+
+describe("extra deny globs are bounded by SERVERFS_MAX_PATTERN_LENGTH (matching cost is per character)", () => {
+  const long = `${"*a".repeat(512)}b` // 1025 characters
+
+  it("a global glob longer than the maximum stops startup, naming the variable, not the glob", () => {
+    refused({ SERVERFS_EXTRA_DENY_GLOBS: `*.log,${long}` }, "SERVERFS_EXTRA_DENY_GLOBS", [long])
+  })
+
+  it("a workdir glob longer than the maximum stops startup, naming the workdir variable", () => {
+    refused(enabled(3, "three", { EXTRA_DENY_GLOBS: long }), "WORKDIR_03_EXTRA_DENY_GLOBS", [long])
+  })
+
+  it("a glob of exactly the maximum is accepted, and the maximum is configurable", () => {
+    const exact = long.slice(1)
+    expect(only(loaded(enabled(3, "three", { EXTRA_DENY_GLOBS: exact }))).policy.extraRuleCount).toBe(1)
+    expect(
+      loaded({ SERVERFS_MAX_PATTERN_LENGTH: "2048", SERVERFS_EXTRA_DENY_GLOBS: long }).global.maxPatternLength
+    ).toBe(2048)
+    refused(
+      { SERVERFS_MAX_PATTERN_LENGTH: "4", SERVERFS_EXTRA_DENY_GLOBS: "*.log" },
+      "SERVERFS_EXTRA_DENY_GLOBS"
+    )
   })
 })
 

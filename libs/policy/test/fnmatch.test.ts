@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { compile, fnmatch, matcher, translate } from "@serverfs/policy"
+import { compile, compilePattern, fnmatch, GLOBAL_VARIABLES, matchCompiled, matcher } from "@serverfs/policy"
 import { FastCheck } from "effect"
 import { pythonFnmatchcase } from "./helpers.js"
 
@@ -133,19 +133,16 @@ describe("fnmatch: hand cases", () => {
     expect(wrong).toEqual([])
   })
 
-  it("translate() produces an anchored, Unicode-safe regular expression", () => {
-    const source = translate("a*?[b-c]")
-    expect(source.startsWith("^")).toBe(true)
-    expect(source.endsWith("$")).toBe(true)
-    expect(() => new RegExp(source, "u")).not.toThrow()
-  })
-
   it("compile() keeps working past its cache size (1024 patterns)", () => {
     for (let i = 0; i < 2100; i++) {
       const pattern = `p${i}-*`
-      expect(compile(pattern).test(`p${i}-x`)).toBe(true)
-      expect(compile(pattern).test(`q${i}-x`)).toBe(false)
+      expect(matchCompiled(compile(pattern), `p${i}-x`)).toBe(true)
+      expect(matchCompiled(compile(pattern), `q${i}-x`)).toBe(false)
     }
+  })
+
+  it("a run of stars compiles to one star", () => {
+    expect(compilePattern("a***b").tokens).toHaveLength(3)
   })
 
   it("a literal pattern matcher compares whole names only", () => {
@@ -261,5 +258,76 @@ describe("fnmatch: agrees with python3 fnmatch.fnmatchcase", () => {
     expect(pairs.every(([, p]) => hasReversedRangeBangQuirk(p))).toBe(true)
     expect(hasReversedRangeBangQuirk("[a-z!]")).toBe(false)
     expect(hasReversedRangeBangQuirk("[!z-a!]")).toBe(false)
+  })
+})
+
+// ---------------------------------------------------------------------------------------------
+// Attack: patterns that made the old RegExp translation backtrack catastrophically. The matcher
+// is linear in the name for a given pattern, so each batch ends quickly; python3 (which uses
+// atomic groups for stars) still agrees on every answer.
+// ---------------------------------------------------------------------------------------------
+
+/** The longest pattern a caller may send (SERVERFS_MAX_PATTERN_LENGTH's default). */
+const MAX_PATTERN = Number(GLOBAL_VARIABLES.maxPatternLength.default)
+
+const fill = (unit: string, length: number): string => unit.repeat(Math.floor(length / unit.length))
+const LONG_NAME = "quarterly-financial-report-2024-final-version.txt"
+
+const ADVERSARIAL: ReadonlyArray<readonly [name: string, pattern: string]> = [
+  // The issue's reproduction, and the same at the maximum length.
+  [LONG_NAME, "*?*?*?*?*?*?*?*?*?*?*?*?Z"],
+  [LONG_NAME, `${fill("*?", MAX_PATTERN - 1)}Z`],
+  ["a".repeat(255), `${fill("*?", MAX_PATTERN - 1)}Z`],
+  ["a".repeat(4096), `${fill("*?", 200)}b`],
+  // *a*a*a… against aaaa…b (every star has to retry every position).
+  [`${"a".repeat(254)}b`, fill("*a", MAX_PATTERN)],
+  [`${"a".repeat(4095)}b`, `${fill("*a", MAX_PATTERN - 2)}*c`],
+  ["a".repeat(255), `${fill("*a", MAX_PATTERN - 2)}*`],
+  [`${"ab".repeat(2048)}`, `${fill("*ab", MAX_PATTERN - 3)}*abc`],
+  // Long literal runs after a star: a long retried segment.
+  ["a".repeat(4096), `*${"a".repeat(MAX_PATTERN - 2)}b`],
+  ["a".repeat(4096), `*${"a".repeat(MAX_PATTERN - 1)}`],
+  // Long sets and many sets.
+  ["m".repeat(4096), `*[${"abcdefghijkl".repeat(84)}]`],
+  ["m".repeat(4096), `*${fill("[!a]", MAX_PATTERN - 8)}[a]`],
+  ["m".repeat(255), fill("[a-z]*", MAX_PATTERN)],
+  ["-".repeat(255), `${fill("*[--0]", MAX_PATTERN - 1)}x`],
+  // Unclosed sets and question marks.
+  ["[".repeat(4096), fill("*[", MAX_PATTERN)],
+  ["x".repeat(4096), fill("?", MAX_PATTERN)],
+  ["x".repeat(MAX_PATTERN), fill("?", MAX_PATTERN)]
+]
+
+describe("fnmatch: adversarial patterns up to the maximum length", () => {
+  it("every adversarial pattern is at most the maximum length", () => {
+    for (const [, pattern] of ADVERSARIAL) expect(pattern.length).toBeLessThanOrEqual(MAX_PATTERN)
+  })
+
+  it("the whole adversarial batch (each pair 5 times) completes within seconds — liveness only", () => {
+    const started = performance.now()
+    for (let round = 0; round < 5; round++) for (const [name, pattern] of ADVERSARIAL) fnmatch(name, pattern)
+    expect(performance.now() - started).toBeLessThan(2000)
+  })
+
+  it("the answers on the adversarial batch are python3's", () => {
+    const python = pythonFnmatchcase(ADVERSARIAL)
+    expect(ADVERSARIAL.map(([n, p]) => fnmatch(n, p))).toEqual(python)
+    // Not vacuous: some of them match.
+    expect(python.filter((b) => b).length).toBeGreaterThan(3)
+  })
+
+  it("long random patterns over *?[]!- agree with python3 (one batch)", () => {
+    const longPattern = FastCheck.array(FastCheck.constantFrom("a", "b", "*", "?", "[", "]", "!", "-"), {
+      maxLength: 48
+    }).map((cs) => cs.join(""))
+    const longName = FastCheck.array(FastCheck.constantFrom("a", "b", "-", "!", "]", "["), {
+      maxLength: 40
+    }).map((cs) => cs.join(""))
+    const pairs = FastCheck.sample(FastCheck.tuple(longName, longPattern), { numRuns: 4000, seed: 14 })
+    const python = pythonFnmatchcase(pairs)
+    const unexplained = pairs
+      .map(([name, pattern], i) => ({ name, pattern, python: python[i], typescript: fnmatch(name, pattern) }))
+      .filter((r) => r.python !== r.typescript && !hasReversedRangeBangQuirk(r.pattern))
+    expect(unexplained).toEqual([])
   })
 })

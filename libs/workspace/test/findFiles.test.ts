@@ -55,7 +55,14 @@ beforeAll(async () => {
     internal: { dir: { "target.txt": "", sub: { dir: { "target.txt": "" } } } },
     id_rsa: "",
     ".serverfs-tmp-target.txt": "",
-    three: { dir: { "m1.log": "", "m2.log": "", "m3.log": "", "other.txt": "" } }
+    three: { dir: { "m1.log": "", "m2.log": "", "m3.log": "", "other.txt": "" } },
+    hostile: {
+      dir: Object.fromEntries(
+        ["quarterly-financial-report-2024-final-version.txt", "x".repeat(255), `${"x".repeat(254)}y`].map(
+          (name) => [name, ""]
+        )
+      )
+    }
   })
   vars = workdirVars(root, { SERVERFS_EXTRA_DENY_GLOBS: "internal/**" })
 })
@@ -96,6 +103,40 @@ describe("patterns: case-sensitive fnmatch on the base name", () => {
       )
     )
   }
+})
+
+describe("attack: patterns that backtrack as regular expressions end at once", () => {
+  // The issue's reproduction (a RegExp translation pinned the CPU for minutes), and the same
+  // shapes at the maximum pattern length (SERVERFS_MAX_PATTERN_LENGTH, 1024) against names of
+  // up to NAME_MAX. Liveness bound only: seconds, against a call that used to take hours.
+  const hostile: ReadonlyArray<readonly [string, ReadonlyArray<string>]> = [
+    ["*?*?*?*?*?*?*?*?*?*?*?*?Z", []],
+    [`${"*?".repeat(511)}Z`, []],
+    ["*x".repeat(512), []],
+    ["*x".repeat(120), [`hostile/${"x".repeat(255)}`]],
+    [`${"*x".repeat(511)}*c`, []],
+    [`*${"x".repeat(1022)}y`, []],
+    [`${"*[!y]".repeat(204)}*y`, [`hostile/${"x".repeat(254)}y`]]
+  ]
+  it.effect(
+    "each hostile find_files pattern answers correctly within seconds, and the server keeps answering",
+    () =>
+      withChannels(vars, (a) =>
+        Effect.gen(function* () {
+          const started = performance.now()
+          for (const [pattern, expected] of hostile) {
+            expect(pattern.length).toBeLessThanOrEqual(1024)
+            const [found, listed] = yield* Effect.all(
+              [a.find("wd", pattern, "hostile", { limit: 100 }), a.list("wd", "hostile")],
+              { concurrency: 2 }
+            )
+            expect(paths(found), pattern.slice(0, 40)).toEqual(expected)
+            expect(listed.entries).toHaveLength(3)
+          }
+          expect(performance.now() - started).toBeLessThan(5000)
+        })
+      )
+  )
 })
 
 describe("what can match and what is walked", () => {

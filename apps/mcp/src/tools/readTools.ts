@@ -48,7 +48,10 @@ export const readTools = (channels: ReadChannels, settings: GlobalSettings): Rea
     description:
       "Find regular files whose name matches a shell pattern (*, ?, [..]; case-sensitive; matched against the file name only), recursively below a directory. Symlinked directories are not followed.",
     annotations: READ_ANNOTATIONS,
-    input: makeFindFilesInput(Math.min(settings.defaultSearchResults, settings.maxSearchResults)),
+    input: makeFindFilesInput(
+      Math.min(settings.defaultSearchResults, settings.maxSearchResults),
+      settings.maxPatternLength
+    ),
     output: FindFilesOutput,
     run: (input) => channels.findFiles(input),
     audit: (_input, output) => ({ returned: output.returned, truncated: output.truncated }),
@@ -60,7 +63,10 @@ export const readTools = (channels: ReadChannels, settings: GlobalSettings): Rea
     description:
       "Search file contents for a literal string (not a regular expression) below a directory, optionally filtered by a ripgrep glob relative to that directory (e.g. *.md, docs/**). Returns matching lines with 1-based line numbers. Binary files, files over the size limit, hidden and denied files are skipped; .gitignore files are not honoured.",
     annotations: READ_ANNOTATIONS,
-    input: makeSearchTextInput(Math.min(settings.defaultSearchResults, settings.maxSearchResults)),
+    input: makeSearchTextInput(
+      Math.min(settings.defaultSearchResults, settings.maxSearchResults),
+      settings.maxPatternLength
+    ),
     output: SearchTextOutput,
     run: (input) => channels.searchText(input),
     audit: (_input, output) => ({ returned: output.returned, truncated: output.truncated }),

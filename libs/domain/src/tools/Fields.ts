@@ -17,6 +17,21 @@ export const described = <S extends Schema.Schema.Any>(schema: S, description: s
 
 export const WorkdirAlias = described(Schema.String, "Workdir alias, as returned by list_workdirs.")
 
+/**
+ * A caller's pattern (find_files `pattern`, search_text `glob`): at most `maxLength` UTF-16 code
+ * units (SERVERFS_MAX_PATTERN_LENGTH), so matching stays bounded per name, and without NUL,
+ * which no file name contains and no argv can carry to ripgrep. Refused → INVALID_ARGUMENT; the
+ * messages never echo the pattern.
+ */
+export const Pattern = (maxLength: number, description: string) =>
+  Schema.String.pipe(
+    Schema.maxLength(maxLength, { message: () => `must be at most ${maxLength} characters long` }),
+    Schema.filter((text) => !text.includes("\0"), {
+      message: () => "must not contain NUL characters",
+      jsonSchema: {}
+    })
+  ).annotations({ jsonSchema: { type: "string", maxLength, description } })
+
 export const RelativePath = described(
   Schema.String,
   'Path relative to the workdir root, "/"-separated. "" is the root.'

@@ -5,6 +5,7 @@ import {
   described,
   EntryType,
   IntAtLeast,
+  Pattern,
   RelativePath,
   Revision,
   Timestamp,
@@ -65,11 +66,11 @@ export const ListDirectoryOutput = Schema.Struct({
 export type ListDirectoryOutput = typeof ListDirectoryOutput.Type
 
 // ---- find_files ----------------------------------------------------------------------------
-export const makeFindFilesInput = (defaultLimit: number) =>
+export const makeFindFilesInput = (defaultLimit: number, maxPatternLength: number) =>
   Schema.Struct({
     workdir: WorkdirAlias,
-    pattern: described(
-      Schema.String,
+    pattern: Pattern(
+      maxPatternLength,
       "Case-sensitive shell pattern (*, ?, [..]) matched against file names only."
     ),
     path: withDefault(Schema.String, "", "Directory to search from, relative to the workdir root."),
@@ -85,13 +86,15 @@ export const FindFilesOutput = Schema.Struct({
 export type FindFilesOutput = typeof FindFilesOutput.Type
 
 // ---- search_text ---------------------------------------------------------------------------
-export const makeSearchTextInput = (defaultLimit: number) =>
+export const makeSearchTextInput = (defaultLimit: number, maxPatternLength: number) =>
   Schema.Struct({
     workdir: WorkdirAlias,
     query: described(Schema.String, "Literal text to find (not a regular expression)."),
     path: withDefault(Schema.String, "", "Directory to search from, relative to the workdir root."),
     glob: withDefault(
-      Schema.NullOr(Schema.String),
+      Schema.NullOr(
+        Pattern(maxPatternLength, "Ripgrep glob relative to the search directory, e.g. *.md or docs/**.")
+      ),
       null,
       "Optional ripgrep glob relative to the search directory, e.g. *.md or docs/**."
     ),
