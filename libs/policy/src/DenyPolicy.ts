@@ -23,8 +23,15 @@ export interface PathPolicySettings {
 
 /**
  * Built-in credential rules (active unless SERVERFS_DISABLE_DEFAULT_DENY), written once: denied
- * directory names, denied file names and denied name patterns. Every one is a plain name glob,
- * so the same list also serves as ripgrep excludes.
+ * directory names, denied file names and denied name patterns. Every one is a plain lower-case
+ * name glob, so the same list also serves as ripgrep excludes.
+ *
+ * They match whatever the ASCII letter case (`ID_RSA`, `KEY.PEM`, `.SSH`, `Foo.Env`): a
+ * credential copied from a case-insensitive volume or renamed by hand is still a credential.
+ * Only A–Z are folded (not other letters, as String.toLowerCase would), so the policy and the
+ * ripgrep excludes built from the same list (ripgrepGlobIgnoringCase) agree exactly. Extra
+ * globs stay case-sensitive (fnmatchcase), as documented for the reference.
+ * (Deliberate deviation: the reference matches these case-sensitively; docs/deviations.md.)
  */
 const DEFAULT_DENIED_COMPONENT_LIST = [".ssh", ".aws", ".gnupg", ".kube"] as const
 const DEFAULT_DENIED_NAME_LIST = [".env", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"] as const
@@ -41,10 +48,37 @@ const DEFAULT_DENY_NAME_GLOBS: ReadonlyArray<string> = [
   ...DEFAULT_DENIED_PATTERN_LIST
 ]
 
-const isDefaultDenied = (name: string): boolean =>
-  DEFAULT_DENIED_COMPONENTS.has(name) ||
-  DEFAULT_DENIED_NAMES.has(name) ||
-  DEFAULT_DENIED_GLOBS.some((m) => m(name))
+const isDefaultDenied = (name: string): boolean => {
+  const folded = foldAscii(name)
+  return (
+    DEFAULT_DENIED_COMPONENTS.has(folded) ||
+    DEFAULT_DENIED_NAMES.has(folded) ||
+    DEFAULT_DENIED_GLOBS.some((m) => m(folded))
+  )
+}
+
+/** A–Z to a–z, nothing else (String.toLowerCase would also fold non-ASCII letters). */
+const foldAscii = (text: string): string => {
+  let out = ""
+  let from = 0
+  for (let i = 0; i < text.length; i++) {
+    const unit = text.charCodeAt(i)
+    if (unit >= 0x41 && unit <= 0x5a) {
+      out += text.slice(from, i) + String.fromCharCode(unit + 0x20)
+      from = i + 1
+    }
+  }
+  return from === 0 ? text : out + text.slice(from)
+}
+
+/**
+ * A lower-case built-in glob as a ripgrep glob that ignores ASCII case the same way: each letter
+ * becomes a `[xX]` class (`*.pem` → `*.[pP][eE][mM]`). A plain `--glob` list keeps the excludes
+ * one flat argv list, and folds exactly A–Z like the policy (`--iglob` leaves folding to
+ * ripgrep's regex engine, whose rules are its own).
+ */
+const ripgrepGlobIgnoringCase = (glob: string): string =>
+  glob.replace(/[a-z]/g, (letter) => `[${letter}${letter.toUpperCase()}]`)
 
 /**
  * One extra glob, compiled. Since deny rules apply to every ancestor, any rule that denies a
@@ -67,7 +101,9 @@ const compileExtra = (glob: string): ExtraRule => {
   const anchored = /^(\.\/|\/)/.test(glob)
   let body = glob.replace(/^(\.\/|\/)+/, "")
   if (body.endsWith("/**")) body = body.slice(0, -3)
-  body = body.replace(/\/+$/, "")
+  let end = body.length
+  while (end > 0 && body[end - 1] === "/") end-- // trailing slashes (a loop: `/\/+$/` is quadratic)
+  body = body.slice(0, end)
   if (!anchored && !body.includes("/")) return { onName: true, test: matcher(body), nameGlob: body }
   const full = matcher(body)
   if (!body.startsWith("**/")) return { onName: false, test: full }
@@ -80,7 +116,7 @@ const ripgrepExcludesOf = (
   disableDefaultDeny: boolean,
   extras: ReadonlyArray<ExtraRule>
 ): ReadonlyArray<string> => {
-  const names: Array<string> = disableDefaultDeny ? [] : [...DEFAULT_DENY_NAME_GLOBS]
+  const names: Array<string> = disableDefaultDeny ? [] : DEFAULT_DENY_NAME_GLOBS.map(ripgrepGlobIgnoringCase)
   for (const rule of extras) {
     if (rule.nameGlob !== undefined && !/[\\[\]{}!]/.test(rule.nameGlob)) names.push(rule.nameGlob)
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "@effect/vitest"
-import { DenyPolicy, type PathPolicySettings, type PolicyVerdict } from "@serverfs/policy"
+import { DenyPolicy, fnmatch, type PathPolicySettings, type PolicyVerdict } from "@serverfs/policy"
 import { FastCheck } from "effect"
 
 const EXTRA_GLOBS = ["internal/**", "logs_*/**", "*.log", "docs/secret.md", "/top.txt"] as const
@@ -95,12 +95,20 @@ const MATRIX: ReadonlyArray<readonly [path: string, traits: Traits, why: string]
   ["env", {}, "env without the dot"],
   ["ssh", {}, "ssh without the dot"],
   ["pem", {}, "pem is not *.pem"],
-  // case sensitivity
-  ["ID_RSA", {}, "built-in names are case-sensitive"],
-  ["x.PEM", {}, "*.pem is case-sensitive"],
-  ["tls.KEY", {}, "*.key is case-sensitive"],
-  [".SSH", { hidden: true }, ".SSH is not .ssh"],
-  [".ENV", { hidden: true }, ".ENV is not .env"],
+  // built-in rules ignore ASCII case (deviation: the reference is case-sensitive)
+  ["ID_RSA", { builtin: true }, "built-in names ignore case"],
+  ["Id_Ed25519", { builtin: true }, "built-in names ignore case (mixed)"],
+  ["x.PEM", { builtin: true }, "*.pem ignores case"],
+  ["KEY.PEM", { builtin: true }, "*.pem ignores case (whole name upper-case)"],
+  ["tls.KEY", { builtin: true }, "*.key ignores case"],
+  [".SSH", { hidden: true, builtin: true }, ".SSH is .ssh"],
+  ["a/.Ssh/config", { hidden: true, builtin: true }, "a mixed-case .ssh denies its subtree"],
+  [".AWS/credentials", { hidden: true, builtin: true }, ".AWS is .aws"],
+  [".ENV", { hidden: true, builtin: true }, ".ENV is .env"],
+  [".Env.Local", { hidden: true, builtin: true }, ".env.* ignores case"],
+  ["Foo.Env", { builtin: true }, "*.env ignores case"],
+  ["x.\u212Aey", {}, "only A-Z fold: the Kelvin sign is not K (ripgrep's excludes agree)"],
+  ["ID_RSA.PUB", {}, "public keys are not denied, whatever the case"],
   // extra globs
   ["internal", { extra: true }, "internal/** denies the directory itself"],
   ["internal/x/y", { extra: true }, "internal/** denies everything below"],
@@ -430,16 +438,17 @@ describe("DenyPolicy.ripgrepExcludes", () => {
     })
     const excludes = p.ripgrepExcludes()
     for (const glob of [
-      "!.ssh",
-      "!.aws",
-      "!.gnupg",
-      "!.kube",
-      "!.env",
-      "!id_rsa",
-      "!*.pem",
-      "!*.key",
-      "!*.env",
-      "!.env.*"
+      "!.[sS][sS][hH]",
+      "!.[aA][wW][sS]",
+      "!.[gG][nN][uU][pP][gG]",
+      "!.[kK][uU][bB][eE]",
+      "!.[eE][nN][vV]",
+      "![iI][dD]_[rR][sS][aA]",
+      "![iI][dD]_[eE][dD]25519",
+      "!*.[pP][eE][mM]",
+      "!*.[kK][eE][yY]",
+      "!*.[eE][nN][vV]",
+      "!.[eE][nN][vV].*"
     ]) {
       expect(excludes).toContain(glob)
     }
@@ -449,6 +458,31 @@ describe("DenyPolicy.ripgrepExcludes", () => {
     for (const glob of ["!a\\b", "![x]y", "!{a,b}", "!docs/secret.md", "!top.txt", "!/top.txt"]) {
       expect(excludes).not.toContain(glob)
     }
+  })
+
+  it("the built-in excludes catch exactly the names the policy denies, in any ASCII case", () => {
+    const policy = DenyPolicy.make({ allowHidden: true, disableDefaultDeny: false, extraDenyGlobs: [] })
+    const excludes = policy.ripgrepExcludes().map((e) => e.slice(1))
+    // Simple globs (*, literals, [xX] classes) mean the same to ripgrep and to fnmatch.
+    // Credential names with random letter cases and a random extra character before or after.
+    const BASES = [".ssh", ".aws", ".gnupg", ".kube", ".env", "id_rsa", "id_dsa", "id_ecdsa", "id_ed25519"]
+    const bases = [...BASES, "x.pem", "a.key", "b.env", ".env.x", "pem", "key", "sh"]
+    const EXTRA = ["", "", "", ".", "x", "K", "\u212A", "\u017F", "-"]
+    const nameArb = FastCheck.tuple(
+      FastCheck.constantFrom(...bases),
+      FastCheck.array(FastCheck.boolean(), { minLength: 12, maxLength: 12 }),
+      FastCheck.constantFrom(...EXTRA),
+      FastCheck.constantFrom(...EXTRA)
+    ).map(([base, flips, before, after]) => {
+      const cased = Array.from(base, (c, i) => (flips[i] ? c.toUpperCase() : c)).join("")
+      return `${before}${cased}${after}`
+    })
+    const names = FastCheck.sample(nameArb, { numRuns: 20000, seed: 14 })
+    const disagree = names.filter(
+      (name) => (policy.checkChild("", name) === "denied") !== excludes.some((g) => fnmatch(name, g))
+    )
+    expect(disagree).toEqual([])
+    expect(names.filter((name) => policy.checkChild("", name) === "denied").length).toBeGreaterThan(500)
   })
 
   it("releasing the built-in rules releases their excludes too", () => {

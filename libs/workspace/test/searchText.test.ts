@@ -333,6 +333,37 @@ describe("what is never searched", () => {
       )
     )
   )
+  it.effect(
+    "built-in credential names in any letter case are ripgrep excludes too, so it never reads them",
+    () =>
+      withChannels({ ...hiddenVars, SERVERFS_SEARCH_TIMEOUT_SECONDS: "0.5" }, (a) =>
+        Effect.forEach(
+          [
+            ["KEY.PEM", "*.PEM"],
+            ["Id_Rsa", "Id_*"],
+            ["Foo.Env", "Foo*"],
+            [".ENV", ".E*"],
+            [".Ssh/known_hosts", "**/known_hosts"]
+          ] as const,
+          ([name, glob]) => {
+            const file = path.join(root, "flood", name)
+            return Effect.sync(() => {
+              fs.mkdirSync(path.dirname(file), { recursive: true })
+              fs.writeFileSync(file, "FLOOD\n".repeat(200_000))
+            }).pipe(
+              Effect.zipRight(a.search("wd", "FLOOD", "flood", { glob })),
+              // (The glob keeps rg away from flood/flood.txt, which only a path glob denies.)
+              Effect.map((r) => expect(r.matches, name).toEqual([])),
+              Effect.ensuring(
+                Effect.sync(() =>
+                  fs.rmSync(path.join(root, "flood", name.split("/")[0]!), { recursive: true })
+                )
+              )
+            )
+          }
+        )
+      )
+  )
   it.effect("denied files and subtrees never appear in results", () =>
     withChannels(vars, (a) =>
       Effect.map(a.search("wd", "DENYHIT"), (r) => {
