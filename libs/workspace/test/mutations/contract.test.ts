@@ -176,6 +176,11 @@ describe("check order: workdir, read-only, path policy, root, arguments, filesys
           [".ssh/config", "HIDDEN_PATH_NOT_ALLOWED", "hidden paths are not allowed in this workdir"],
           ["private.pem", "DENIED_PATH", "path is denied by policy"],
           ["keys/id_rsa", "DENIED_PATH", "path is denied by policy"],
+          // Built-in credential rules ignore ASCII case (deviation 54).
+          ["KEY.PEM", "DENIED_PATH", "path is denied by policy"],
+          ["keys/ID_RSA", "DENIED_PATH", "path is denied by policy"],
+          ["Prod.Env", "DENIED_PATH", "path is denied by policy"],
+          ["CERTS.Key/new.txt", "DENIED_PATH", "path is denied by policy"],
           ["../x.txt", "PATH_OUTSIDE_WORKDIR", "resolved path escapes the workdir"],
           ["a/../../x", "PATH_OUTSIDE_WORKDIR", "resolved path escapes the workdir"],
           ["/etc/x", "PATH_OUTSIDE_WORKDIR", "resolved path escapes the workdir"],
