@@ -24,18 +24,24 @@ const ANY = 1
 const LITERAL = 2
 const SET = 3
 
-type Token =
-  | { readonly kind: typeof STAR }
-  | { readonly kind: typeof ANY }
-  | { readonly kind: typeof LITERAL; readonly cp: number }
+interface CharSet {
+  readonly negate: boolean
   /** Inclusive code-point ranges as [lo0, hi0, lo1, hi1, …]. */
-  | { readonly kind: typeof SET; readonly negate: boolean; readonly ranges: Int32Array }
+  readonly ranges: Int32Array
+}
 
+/**
+ * A pattern as parallel arrays (no object per token, so matching allocates nothing): token i is
+ * `kinds[i]`; its `values[i]` is the code point of a LITERAL or the index in `sets` of a SET.
+ */
 export interface CompiledPattern {
-  readonly tokens: ReadonlyArray<Token>
+  readonly kinds: Uint8Array
+  readonly values: Int32Array
+  readonly sets: ReadonlyArray<CharSet>
   /** Characters a name needs at least (the tokens other than stars). */
   readonly fixed: number
-  readonly hasStar: boolean
+  /** Index of the last star, -1 if none. */
+  readonly lastStar: number
 }
 
 /** The code points of a string (a lone surrogate counts as one, as in a `u` RegExp). */
@@ -45,108 +51,147 @@ const codePoints = (text: string): number[] => {
   return out
 }
 
-const compileSet = (body: ReadonlyArray<number>): Token => {
+const compileSet = (body: ReadonlyArray<number>): CharSet => {
   // body is the text between "[" and "]", with a leading "!" meaning negation.
   const negate = body[0] === 0x21
   const chars = negate ? body.slice(1) : body
   const ranges: number[] = []
-  const add = (lo: number, hi: number) => ranges.push(lo, hi)
   for (let i = 0; i < chars.length; i++) {
     const here = chars[i]!
     if (chars[i + 1] === 0x2d && i + 2 < chars.length) {
       const end = chars[i + 2]!
       // Python drops reversed ranges (they can match nothing).
-      if (here <= end) add(here, end)
+      if (here <= end) ranges.push(here, end)
       i += 2
     } else {
-      add(here, here)
+      ranges.push(here, here)
     }
   }
-  return { kind: SET, negate, ranges: Int32Array.from(ranges) }
+  return { negate, ranges: Int32Array.from(ranges) }
 }
 
 /** The token list of a pattern (linear in its length). */
 export const compilePattern = (pattern: string): CompiledPattern => {
   const raw = codePoints(pattern)
-  const tokens: Token[] = []
+  const kinds: number[] = []
+  const values: number[] = []
+  const sets: CharSet[] = []
   let fixed = 0
+  const push = (kind: number, value: number) => {
+    kinds.push(kind)
+    values.push(value)
+  }
   for (let i = 0; i < raw.length; i++) {
     const c = raw[i]!
     if (c === 0x2a) {
       // A run of stars is one star (same language, fewer restarts).
-      if (tokens.at(-1)?.kind !== STAR) tokens.push({ kind: STAR })
+      if (kinds.at(-1) !== STAR) push(STAR, 0)
       continue
     }
     fixed++
     if (c === 0x3f) {
-      tokens.push({ kind: ANY })
+      push(ANY, 0)
     } else if (c === 0x5b) {
       let j = i + 1
       if (raw[j] === 0x21) j++
       if (raw[j] === 0x5d) j++
       while (j < raw.length && raw[j] !== 0x5d) j++
       if (j >= raw.length) {
-        tokens.push({ kind: LITERAL, cp: c }) // unclosed: a literal "["
+        push(LITERAL, c) // unclosed: a literal "["
       } else {
-        tokens.push(compileSet(raw.slice(i + 1, j)))
+        push(SET, sets.length)
+        sets.push(compileSet(raw.slice(i + 1, j)))
         i = j
       }
     } else {
-      tokens.push({ kind: LITERAL, cp: c })
+      push(LITERAL, c)
     }
   }
-  return { tokens, fixed, hasStar: fixed < tokens.length }
+  return {
+    kinds: Uint8Array.from(kinds),
+    values: Int32Array.from(values),
+    sets,
+    fixed,
+    lastStar: kinds.lastIndexOf(STAR)
+  }
 }
 
-const inSet = (ranges: Int32Array, cp: number): boolean => {
-  for (let r = 0; r < ranges.length; r += 2) if (cp >= ranges[r]! && cp <= ranges[r + 1]!) return true
-  return false
-}
-
-/** Does the single-character token `token` (not a star) accept `cp`? */
-const accepts = (token: Token, cp: number): boolean => {
-  switch (token.kind) {
+const accepts = (compiled: CompiledPattern, p: number, cp: number): boolean => {
+  switch (compiled.kinds[p]) {
     case ANY:
       return true
     case LITERAL:
-      return token.cp === cp
-    case SET:
-      return inSet(token.ranges, cp) !== token.negate
+      return compiled.values[p] === cp
+    case SET: {
+      const set = compiled.sets[compiled.values[p]!]!
+      const { ranges } = set
+      for (let r = 0; r < ranges.length; r += 2) {
+        if (cp >= ranges[r]! && cp <= ranges[r + 1]!) return !set.negate
+      }
+      return set.negate
+    }
     default:
       return false
   }
 }
 
-/** Match a whole name against a compiled pattern in O(len(name) × len(pattern)). */
+/** Where the code point that ends just before `end` starts (a well-formed pair is one). */
+const previousStart = (name: string, end: number): number => {
+  const unit = name.charCodeAt(end - 1)
+  if (unit >= 0xdc00 && unit <= 0xdfff && end >= 2) {
+    const high = name.charCodeAt(end - 2)
+    if (high >= 0xd800 && high <= 0xdbff) return end - 2
+  }
+  return end - 1
+}
+
+/**
+ * Match a whole name against a compiled pattern in O(len(name) × len(pattern)). The name is
+ * walked by code point in place (`codePointAt`; a lone surrogate is one character).
+ *
+ * The tokens after the last star match a fixed number of characters, so they are checked
+ * first against the end of the name (most names are refused there, at once); the rest, which
+ * ends with that star, only has to match a prefix of what is left.
+ */
 export const matchCompiled = (compiled: CompiledPattern, name: string): boolean => {
-  const { tokens } = compiled
-  const text = codePoints(name)
-  const n = text.length
-  // Cheap refusals: every non-star token consumes exactly one character.
-  if (n < compiled.fixed || (!compiled.hasStar && n !== compiled.fixed)) return false
-  const m = tokens.length
+  const { kinds, lastStar } = compiled
+  // Cheap refusal: every non-star token consumes one code point, i.e. one or two code units.
+  if (name.length < compiled.fixed) return false
+  let limit = name.length
+  for (let q = kinds.length - 1; q > lastStar; q--) {
+    if (limit === 0) return false
+    const start = previousStart(name, limit)
+    if (!accepts(compiled, q, name.codePointAt(start)!)) return false
+    limit = start
+  }
+  if (lastStar < 0) return limit === 0
   let p = 0
   let s = 0
   let starAt = -1 // index of the last star seen
   let starFrom = 0 // where the name text it currently absorbs ends
-  while (s < n) {
-    const token = tokens[p]
-    if (token !== undefined && token.kind === STAR) {
+  while (s < limit) {
+    if (kinds[p] === STAR) {
+      if (p === lastStar) return true // it absorbs the rest
       starAt = p++
       starFrom = s
-    } else if (token !== undefined && accepts(token, text[s]!)) {
+      continue
+    }
+    const cp = name.codePointAt(s)!
+    if (accepts(compiled, p, cp)) {
       p++
-      s++
+      s += cp > 0xffff ? 2 : 1
     } else if (starAt >= 0) {
       // The last star absorbs one more character; everything after it is matched again.
       p = starAt + 1
-      s = ++starFrom
+      starFrom += name.codePointAt(starFrom)! > 0xffff ? 2 : 1
+      s = starFrom
     } else {
       return false
     }
   }
-  while (p < m && tokens[p]!.kind === STAR) p++
-  return p === m
+  // The prefix is used up: only stars may remain, up to the last one.
+  while (p < lastStar && kinds[p] === STAR) p++
+  return p === lastStar
 }
 
 /** Compiled patterns by text, bounded (caller patterns are bounded in length by the schema). */

@@ -142,7 +142,7 @@ describe("fnmatch: hand cases", () => {
   })
 
   it("a run of stars compiles to one star", () => {
-    expect(compilePattern("a***b").tokens).toHaveLength(3)
+    expect(compilePattern("a***b").kinds).toHaveLength(3)
   })
 
   it("a literal pattern matcher compares whole names only", () => {
@@ -316,11 +316,14 @@ describe("fnmatch: adversarial patterns up to the maximum length", () => {
     expect(python.filter((b) => b).length).toBeGreaterThan(3)
   })
 
-  it("long random patterns over *?[]!- agree with python3 (one batch)", () => {
-    const longPattern = FastCheck.array(FastCheck.constantFrom("a", "b", "*", "?", "[", "]", "!", "-"), {
-      maxLength: 48
-    }).map((cs) => cs.join(""))
-    const longName = FastCheck.array(FastCheck.constantFrom("a", "b", "-", "!", "]", "["), {
+  it("long random patterns over *?[]!- and surrogates agree with python3 (one batch)", () => {
+    // Lone surrogates next to each other form a pair, in JavaScript as in Python's json.loads.
+    const SURROGATES = ["\uD83D", "\uDE00", EMOJI] as const
+    const longPattern = FastCheck.array(
+      FastCheck.constantFrom("a", "b", "*", "?", "[", "]", "!", "-", ...SURROGATES),
+      { maxLength: 48 }
+    ).map((cs) => cs.join(""))
+    const longName = FastCheck.array(FastCheck.constantFrom("a", "b", "-", "!", "]", "[", ...SURROGATES), {
       maxLength: 40
     }).map((cs) => cs.join(""))
     const pairs = FastCheck.sample(FastCheck.tuple(longName, longPattern), { numRuns: 4000, seed: 14 })
