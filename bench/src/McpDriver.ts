@@ -74,6 +74,15 @@ export class McpSession {
     return result
   }
 
+  /** A tool call whose error result is an outcome, not a failure (the hostile rows expect codes). */
+  async attempt(name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+    return this.client.request(
+      { method: "tools/call", params: { name, arguments: args } },
+      CallToolResultSchema,
+      { timeout: 120_000 }
+    )
+  }
+
   /** A protocol round trip that no tool code handles: the transport and SDK floor. */
   async ping(): Promise<void> {
     await this.client.ping({ timeout: 120_000 })

@@ -7,6 +7,7 @@ import { parseArgs } from "node:util"
 import { rgPath } from "@vscode/ripgrep"
 import { type BridgePlan, runBridge } from "./Bridge.js"
 import { coldStart } from "./ColdStart.js"
+import { runHostile } from "./Hostile.js"
 import { McpSession } from "./McpDriver.js"
 import { type MutationPlan, runMutations } from "./Mutations.js"
 import {
@@ -42,7 +43,7 @@ import { OPERATION_KEYS, type OperationKey, type Plan, runWorkload } from "./Wor
  *   node bench/dist/main.js [--files 24000] [--seed 1] [--dir PATH] [--quick]
  *                           [--cold-runs 9] [--write-bytes 4096]
  *                           [--event-tasks 8] [--events-per-task 2500]
- *                           [--only floor,search,scan,find,read,stat,list,cold,rss,mutations,bridge]
+ *                           [--only floor,search,scan,find,read,stat,list,cold,rss,mutations,bridge,hostile]
  *                           [--markdown FILE] [--json FILE]
  *
  * It prints a table of p50/p99 latencies, ratios and targets. It always exits 0 once it has
@@ -109,7 +110,7 @@ if (
   usage("--events-per-task must be an integer from 1 to 9900")
 }
 /** The suites beyond the read rows: each is one `--only` key. */
-const SUITE_KEYS = ["mutations", "bridge"] as const
+const SUITE_KEYS = ["mutations", "bridge", "hostile"] as const
 type SuiteKey = (typeof SUITE_KEYS)[number]
 const ALL_KEYS: ReadonlyArray<string> = [...OPERATION_KEYS, ...SUITE_KEYS]
 const selected = new Set((args.only ?? ALL_KEYS.join(",")).split(",").map((k) => k.trim()))
@@ -301,6 +302,15 @@ const main = async () => {
     runs.push(
       `  bridge: ${bridgePlan.iterations} submit rounds after ${bridgePlan.warmup} warm-up; events ${bridgePlan.eventTasks} × ${bridgePlan.eventsPerTask}; state under ${os.tmpdir()} (${fsTypeOf(os.tmpdir())})`
     )
+  }
+
+  if (only("hostile")) {
+    const hostileRoot = path.join(os.tmpdir(), "serverfs-bench", "hostile")
+    const iterations = args.quick ? 2 : 3
+    const hostile = await runHostile(hostileRoot, { iterations }, (m) => log(m))
+    rows.push(...hostile.rows)
+    notes.push(...hostile.notes)
+    runs.push(`  hostile: ${iterations} rounds per attack, tree in ${hostileRoot} (${fsTypeOf(hostileRoot)})`)
   }
 
   const checks = rows.flatMap(checksOf)
