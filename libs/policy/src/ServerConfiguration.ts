@@ -13,6 +13,12 @@ import { globList, type Parse, strictBool, strictInt, text, unique } from "./Par
 import type { InspectSlotDirectory } from "./SlotDirectory.js"
 import { GLOBAL_VARIABLES, UNSUPPORTED_SWITCHES } from "./Variables.js"
 import { slotId, type Workdir } from "./Workdir.js"
+import {
+  type DirectoryLocation,
+  type LocateDirectory,
+  locateDirectory,
+  workdirOverlapProblem
+} from "./WorkdirOverlap.js"
 
 /**
  * Parsing the whole configuration surface (tool-contracts §4) from a variable lookup. The first
@@ -226,7 +232,8 @@ const parseSlot = (
 
 export const parseServerConfiguration = (
   lookup: Lookup,
-  inspect: InspectSlotDirectory
+  inspect: InspectSlotDirectory,
+  locate: LocateDirectory = locateDirectory
 ): Either.Either<ServerConfiguration, ConfigurationError> => {
   try {
     const global = parseGlobal(lookup)
@@ -242,6 +249,15 @@ export const parseServerConfiguration = (
       slotOfAlias.set(workdir.alias, slot)
       workdirs.push(workdir)
     }
+    // Same directory, nested or `/`, compared by device and inode (WorkdirOverlap.ts).
+    const locations = new Map<Workdir, DirectoryLocation>()
+    for (const w of workdirs) {
+      const location = locate(w.hostPath)
+      if (location === undefined) fail(`WORKDIR_${slotId(w.slot)}_PATH`, "cannot be inspected")
+      else locations.set(w, location)
+    }
+    const overlap = workdirOverlapProblem(workdirs, (w) => locations.get(w)!)
+    if (overlap !== undefined) return Either.left(overlap)
     const delegating = workdirs.find((w) => w.agentMode !== "disabled")
     if (delegating !== undefined && !global.agentBridgeEnabled) {
       fail(
