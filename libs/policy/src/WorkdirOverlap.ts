@@ -132,13 +132,11 @@ const RULE = "overlapping workdirs must all be read-only with Agent delegation d
  * aliases, never host paths.
  */
 export const workdirOverlapProblem = (
-  workdirs: ReadonlyArray<Workdir>,
-  locationOf: (w: Workdir) => DirectoryLocation
+  workdirs: ReadonlyArray<{ readonly workdir: Workdir; readonly location: DirectoryLocation }>
 ): ConfigurationError | undefined => {
   const pathVar = (w: Workdir) => `WORKDIR_${slotId(w.slot)}_PATH`
   const named = (w: Workdir) => `${pathVar(w)} (workdir "${w.alias}")`
-  for (const [i, w] of workdirs.entries()) {
-    const here = locationOf(w)
+  for (const [i, { workdir: w, location: here }] of workdirs.entries()) {
     if (here.isFilesystemRoot && !confined(w)) {
       return new ConfigurationError({
         variable: pathVar(w),
@@ -146,9 +144,9 @@ export const workdirOverlapProblem = (
           "is the filesystem root, which holds every other directory; it must be read-only with Agent delegation disabled"
       })
     }
-    for (const earlier of workdirs.slice(0, i)) {
+    for (const { workdir: earlier, location: there } of workdirs.slice(0, i)) {
       if (confined(w) && confined(earlier)) continue
-      const relation = relationOf(here, locationOf(earlier))
+      const relation = relationOf(here, there)
       if (relation !== undefined) {
         return new ConfigurationError({
           variable: pathVar(w),
