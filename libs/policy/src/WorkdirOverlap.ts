@@ -63,16 +63,31 @@ const readMounts = (): ReadonlyArray<MountEntry> => {
 const isWithin = (inner: string, outer: string): boolean =>
   inner === outer || outer === "/" || inner.startsWith(`${outer}/`)
 
-/** The mount `real` is on (the last, topmost, of the longest matching mount point) and its path there. */
-const inFilesystem = (real: string, mounts: ReadonlyArray<MountEntry>): DirectoryLocation["inFilesystem"] => {
+/** `major:minor` of a Linux dev_t, as mountinfo writes it. */
+const majorMinor = (dev: bigint): string => {
+  const major = ((dev >> 8n) & 0xfffn) | ((dev >> 32n) & ~0xfffn)
+  const minor = (dev & 0xffn) | ((dev >> 12n) & ~0xffn)
+  return `${major}:${minor}`
+}
+
+/**
+ * The mount `real` is on, and its path inside that filesystem: among the mounts whose mount point
+ * is `real` or one of its parents, those of `real`'s own device, then the deepest, then the last
+ * listed. Some filesystems (btrfs subvolumes) report another device to stat than to mountinfo:
+ * then the device filter is skipped. Not exact when a parent was mounted over a deeper mount of
+ * the same filesystem later (the hidden deeper one is picked); the device-and-inode walk does
+ * not depend on this and still catches the same directory and every ancestor.
+ */
+const inFilesystem = (
+  real: string,
+  dev: bigint,
+  mounts: ReadonlyArray<MountEntry>
+): DirectoryLocation["inFilesystem"] => {
+  const candidates = mounts.filter((m) => isWithin(real, m.mountPoint))
+  const own = candidates.filter((m) => m.device === majorMinor(dev))
   let best: MountEntry | undefined
-  for (const m of mounts) {
-    if (
-      isWithin(real, m.mountPoint) &&
-      (best === undefined || m.mountPoint.length >= best.mountPoint.length)
-    ) {
-      best = m
-    }
+  for (const m of own.length > 0 ? own : candidates) {
+    if (best === undefined || m.mountPoint.length >= best.mountPoint.length) best = m
   }
   if (best === undefined) return undefined
   const rest = best.mountPoint === "/" ? real : real.slice(best.mountPoint.length)
@@ -95,7 +110,7 @@ export const locateDirectory: LocateDirectory = (hostPath) => {
       if (parent === current) break
       current = parent
     }
-    const location = inFilesystem(real, readMounts())
+    const location = inFilesystem(real, fs.statSync(real, { bigint: true }).dev, readMounts())
     return {
       chain,
       isFilesystemRoot: chain[0] === identity("/"),
