@@ -115,6 +115,23 @@ describe("startup", { timeout: 120_000 }, () => {
     }
   )
 
+  it("refuses overlapping workdirs (a delegating workdir inside another): exit 2, one line, nothing created", async () => {
+    sandbox = makeSandbox([
+      { slot: 1, alias: "proj", mode: "workspace-write", runtimes: "fake" },
+      { slot: 2, alias: "sub", dir: "proj/sub", mode: "review", runtimes: "fake", readOnly: true }
+    ])
+    const box = sandbox
+    const result = await runToExit(box.env())
+    expect(result.code).toBe(2)
+    expect(result.stdout).toBe("")
+    expect(result.stderr).toBe(
+      'ServerFS: configuration error: WORKDIR_02_PATH: is inside WORKDIR_01_PATH (workdir "proj"); overlapping workdirs must all be read-only with Agent delegation disabled\n'
+    )
+    expect(fs.existsSync(box.socketPath)).toBe(false)
+    expect(fs.existsSync(box.lockDir)).toBe(false)
+    expect(fs.existsSync(box.stateDir)).toBe(false)
+  })
+
   it("refuses a socket path a live bridge serves (exit 1, SOCKET_PATH_IN_USE) and leaves that bridge's work alone", async () => {
     const box = fresh()
     const first = await startBridge(box.env())

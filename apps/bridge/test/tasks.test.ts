@@ -66,14 +66,16 @@ beforeAll(async () => {
       extra: { EXTRA_DENY_GLOBS: "private" }
     },
     { slot: 2, alias: "w2", mode: "workspace-write", runtimes: "codex" },
-    { slot: 3, alias: "w3" },
+    // Read-only without delegation: the only kind of workdir another may be nested in (overlap rule).
+    { slot: 3, alias: "w3", readOnly: true },
     { slot: 4, alias: "w4", mode: "review", runtimes: "fake" },
-    { slot: 5, alias: "nested", dir: "w1/sub/inner", mode: "review", runtimes: "fake" }
+    { slot: 5, alias: "nested", dir: "w3/sub/inner", readOnly: true }
   ])
   const w1 = sandbox.workdir("w1")
   fs.mkdirSync(path.join(w1, ".hidden"))
   fs.mkdirSync(path.join(w1, "private"))
   fs.mkdirSync(path.join(w1, "docs"))
+  fs.mkdirSync(path.join(w1, "sub", "inner"), { recursive: true })
   fs.writeFileSync(path.join(w1, "file.txt"), "x")
   fs.symlinkSync(path.join(w1, "docs"), path.join(w1, "link"))
   bridge = await startBridge(sandbox.env({ SERVERFS_AGENT_MAX_ACTIVE_TASKS: "50" }))

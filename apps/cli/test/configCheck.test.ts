@@ -62,6 +62,42 @@ describe("serverfs config check", () => {
     )
   })
 
+  it("issue 14: a stray line before SERVERFS_EXTRA_DENY_GLOBS is no longer 'configuration ok'", () => {
+    const envFile = `${tree.base}/stray.env`
+    writeFileSync(envFile, "WORKDIR_01_ALIAS=docs\nstray\nSERVERFS_EXTRA_DENY_GLOBS=normal.txt\n")
+    const result = run({ WORKDIR_01_PATH: tree.root, SERVERFS_ENV_FILE: envFile })
+    expect(result.status).toBe(2)
+    expect(result.stdout).toBe("")
+    expect(result.stderr).toBe(
+      'ServerFS: configuration error: SERVERFS_ENV_FILE: line 2: not a NAME=value line (no "=")\n'
+    )
+  })
+
+  it("overlapping workdirs exit 2; read-only ones without delegation pass", () => {
+    const nested = run({
+      WORKDIR_01_ALIAS: "proj",
+      WORKDIR_01_PATH: tree.base,
+      WORKDIR_01_READ_ONLY: "false",
+      WORKDIR_02_ALIAS: "sub",
+      WORKDIR_02_PATH: tree.root
+    })
+    expect(nested.status).toBe(2)
+    expect(nested.stderr).toBe(
+      'ServerFS: configuration error: WORKDIR_02_PATH: is inside WORKDIR_01_PATH (workdir "proj"); overlapping workdirs must all be read-only with Agent delegation disabled\n'
+    )
+    const root = run({ WORKDIR_01_ALIAS: "host", WORKDIR_01_PATH: "/", WORKDIR_01_READ_ONLY: "false" })
+    expect(root.status).toBe(2)
+    expect(root.stderr).toContain("WORKDIR_01_PATH: is the filesystem root")
+    const confined = run({
+      WORKDIR_01_ALIAS: "proj",
+      WORKDIR_01_PATH: tree.base,
+      WORKDIR_02_ALIAS: "sub",
+      WORKDIR_02_PATH: tree.root
+    })
+    expect(confined.status).toBe(0)
+    expect(confined.stdout).toContain("configuration ok: 2 workdir(s), 0 read-write")
+  })
+
   it("with the bridge enabled, the bridge's own settings are checked too", () => {
     const base = {
       WORKDIR_01_ALIAS: "docs",

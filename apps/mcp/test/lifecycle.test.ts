@@ -152,6 +152,66 @@ describe("process lifecycle", () => {
     expect(reply?.result?.structuredContent?.workdirs.map((w) => w.alias)).toEqual(["w", "fromfile"])
   })
 
+  it("a stray line in the .env file (issue 14: it swallowed the deny glob's name) → exit 2, the line number, not its text", () => {
+    const envFile = `${tree.base}/stray.env`
+    fs.writeFileSync(envFile, "# deny list\nleaked-secret-token\nSERVERFS_EXTRA_DENY_GLOBS=a.txt\n")
+    const result = runToEof({ ...baseEnv(), SERVERFS_ENV_FILE: envFile }, "")
+    expect(result.status).toBe(2)
+    expect(result.stdout).toBe("")
+    expect(result.stderr).toBe(
+      'ServerFS: configuration error: SERVERFS_ENV_FILE: line 2: not a NAME=value line (no "=")\n'
+    )
+  })
+
+  it("an unterminated quote in the .env file → exit 2 naming its line", () => {
+    const envFile = `${tree.base}/quote.env`
+    fs.writeFileSync(envFile, 'WORKDIR_01_DESCRIPTION="half\nSERVERFS_EXTRA_DENY_GLOBS=a.txt\n')
+    const result = runToEof({ ...baseEnv(), SERVERFS_ENV_FILE: envFile }, "")
+    expect(result.status).toBe(2)
+    expect(result.stderr).toMatch(
+      /^ServerFS: configuration error: SERVERFS_ENV_FILE: line 1: [^\n]*not closed[^\n]*\n$/
+    )
+    expect(result.stderr).not.toContain("half")
+  })
+
+  it.each([
+    [
+      "the same directory twice",
+      { WORKDIR_01_READ_ONLY: "false", WORKDIR_02_ALIAS: "again" },
+      "",
+      "is the same directory as WORKDIR_01_PATH"
+    ],
+    [
+      "a read-only workdir inside a read-write one",
+      { WORKDIR_01_READ_ONLY: "false", WORKDIR_02_ALIAS: "sub" },
+      "/sub",
+      "is inside WORKDIR_01_PATH"
+    ]
+  ])(
+    "overlapping workdirs: %s → exit 2, one line naming the variables, no host path",
+    (_, extra, below, relation) => {
+      fs.mkdirSync(`${tree.root}/sub`, { recursive: true })
+      const result = runToEof({ ...baseEnv(), ...extra, WORKDIR_02_PATH: `${tree.root}${below}` }, "")
+      expect(result.status).toBe(2)
+      expect(result.stdout).toBe("")
+      expect(result.stderr).toBe(
+        `ServerFS: configuration error: WORKDIR_02_PATH: ${relation} (workdir "w"); overlapping workdirs must all be read-only with Agent delegation disabled\n`
+      )
+      expect(result.stderr).not.toContain(tree.base)
+    }
+  )
+
+  it("/ as a read-write workdir → exit 2", () => {
+    const result = runToEof(
+      { ...baseEnv(), WORKDIR_02_ALIAS: "host", WORKDIR_02_PATH: "/", WORKDIR_02_READ_ONLY: "false" },
+      ""
+    )
+    expect(result.status).toBe(2)
+    expect(result.stderr).toMatch(
+      /^ServerFS: configuration error: WORKDIR_02_PATH: is the filesystem root, [^\n]*\n$/
+    )
+  })
+
   it("an unreadable SERVERFS_ENV_FILE is a configuration error", () => {
     const result = runToEof({ ...baseEnv(), SERVERFS_ENV_FILE: `${tree.base}/missing.env` }, "")
     expect(result.status).toBe(2)

@@ -1,7 +1,7 @@
 import * as fs from "node:fs"
-import * as util from "node:util"
-import { Config, ConfigProvider, Effect, Layer, Option } from "effect"
+import { Config, ConfigProvider, Effect, Either, Layer, Option } from "effect"
 import { ConfigurationError } from "./ConfigurationError.js"
+import { ENV_FILE_MAX_BYTES, envFileProblemText, parseEnvFile } from "./EnvFile.js"
 import {
   configurationVariableNames,
   parseServerConfiguration,
@@ -38,9 +38,42 @@ export class Configuration extends Effect.Service<Configuration>()("@serverfs/po
 }) {}
 
 /**
+ * The whole env file, refused unless it is a regular file of at most ENV_FILE_MAX_BYTES. Opened
+ * non-blocking so a FIFO cannot hang startup; read to one byte past the limit so a file that grows
+ * (or lies about its size, like /proc files) is still bounded.
+ */
+const readEnvFile = (file: string): Either.Either<Buffer, string> => {
+  let fd: number
+  try {
+    fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
+  } catch {
+    return Either.left("the named file cannot be read")
+  }
+  try {
+    if (!fs.fstatSync(fd).isFile()) return Either.left("the named file is not a regular file")
+    const buffer = Buffer.alloc(ENV_FILE_MAX_BYTES + 1)
+    let length = 0
+    for (;;) {
+      const n = fs.readSync(fd, buffer, length, buffer.length - length, null)
+      if (n === 0) break
+      length += n
+      if (length > ENV_FILE_MAX_BYTES) {
+        return Either.left(`the named file is larger than ${ENV_FILE_MAX_BYTES} bytes`)
+      }
+    }
+    return Either.right(buffer.subarray(0, length))
+  } catch {
+    return Either.left("the named file cannot be read")
+  } finally {
+    fs.closeSync(fd)
+  }
+}
+
+/**
  * The process environment merged with the `.env` file named by SERVERFS_ENV_FILE (if any). A
  * variable set in the environment wins over the file, as with other .env tools. A named file
  * that cannot be read stops startup: silently running without it could drop a READ_ONLY line.
+ * So does any line the strict grammar of EnvFile.ts does not accept, named by its line number.
  */
 export const environmentWithEnvFile = (
   env: NodeJS.ProcessEnv
@@ -49,17 +82,10 @@ export const environmentWithEnvFile = (
     const merged = new Map<string, string>()
     const file = env[ENV_FILE_VARIABLE]
     if (file !== undefined && file.trim() !== "") {
-      const content = yield* Effect.try({
-        try: () => fs.readFileSync(file.trim(), "utf8"),
-        catch: () =>
-          new ConfigurationError({ variable: ENV_FILE_VARIABLE, problem: "the named file cannot be read" })
-      })
-      const parsed = yield* Effect.try({
-        try: () => util.parseEnv(content),
-        catch: () =>
-          new ConfigurationError({ variable: ENV_FILE_VARIABLE, problem: "the named file cannot be parsed" })
-      })
-      for (const [k, v] of Object.entries(parsed)) if (typeof v === "string") merged.set(k, v)
+      const problem = (text: string) => new ConfigurationError({ variable: ENV_FILE_VARIABLE, problem: text })
+      const content = yield* Either.mapLeft(readEnvFile(file.trim()), problem)
+      const entries = yield* Either.mapLeft(parseEnvFile(content), (p) => problem(envFileProblemText(p)))
+      for (const [k, v] of entries) merged.set(k, v)
     }
     for (const [k, v] of Object.entries(env)) if (v !== undefined) merged.set(k, v)
     return merged

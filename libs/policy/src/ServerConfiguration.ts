@@ -13,6 +13,7 @@ import { globList, type Parse, strictBool, strictInt, text, unique } from "./Par
 import type { InspectSlotDirectory } from "./SlotDirectory.js"
 import { GLOBAL_VARIABLES, UNSUPPORTED_SWITCHES } from "./Variables.js"
 import { slotId, type Workdir } from "./Workdir.js"
+import { type LocateDirectory, locateDirectory, workdirOverlapProblem } from "./WorkdirOverlap.js"
 
 /**
  * Parsing the whole configuration surface (tool-contracts §4) from a variable lookup. The first
@@ -243,7 +244,8 @@ const parseSlot = (
 
 export const parseServerConfiguration = (
   lookup: Lookup,
-  inspect: InspectSlotDirectory
+  inspect: InspectSlotDirectory,
+  locate: LocateDirectory = locateDirectory
 ): Either.Either<ServerConfiguration, ConfigurationError> => {
   try {
     const global = parseGlobal(lookup)
@@ -259,6 +261,16 @@ export const parseServerConfiguration = (
       slotOfAlias.set(workdir.alias, slot)
       workdirs.push(workdir)
     }
+    // Same directory, nested or `/`, compared by device and inode (WorkdirOverlap.ts).
+    const located = workdirs.map((w) => {
+      const location = locate(w.hostPath)
+      if (location === undefined) return fail(`WORKDIR_${slotId(w.slot)}_PATH`, "cannot be inspected")
+      const directoryId = location.chain[0]
+      return { workdir: directoryId === undefined ? w : { ...w, directoryId }, location }
+    })
+    const placed = located.map((l) => l.workdir)
+    const overlap = workdirOverlapProblem(located)
+    if (overlap !== undefined) return Either.left(overlap)
     const delegating = workdirs.find((w) => w.agentMode !== "disabled")
     if (delegating !== undefined && !global.agentBridgeEnabled) {
       fail(
@@ -266,7 +278,7 @@ export const parseServerConfiguration = (
         `must be true: WORKDIR_${slotId(delegating.slot)} allows Agent delegation`
       )
     }
-    return Either.right({ global, workdirs })
+    return Either.right({ global, workdirs: placed })
   } catch (e) {
     if (e instanceof Failure) return Either.left(e.error)
     throw e

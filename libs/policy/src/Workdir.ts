@@ -12,6 +12,12 @@ export interface Workdir {
   readonly description: string | null
   readonly readOnly: boolean
   readonly hostPath: string
+  /**
+   * `dev:ino` of hostPath when the overlap check looked at it. The held root must be this very
+   * directory: a parent renamed between the check and the open could otherwise point the root
+   * into another workdir. Absent only for workdirs built by hand in tests.
+   */
+  readonly directoryId?: string
   readonly policy: DenyPolicy
   readonly maxReadBytes: number
   readonly maxReadLines: number

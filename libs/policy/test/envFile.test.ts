@@ -1,3 +1,4 @@
+import { spawnSync } from "node:child_process"
 import fs from "node:fs"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "@effect/vitest"
@@ -65,8 +66,7 @@ describe("environmentWithEnvFile", () => {
           "TRAILING=kept # trailing comment",
           "  INDENTED=yes",
           "EMPTY=",
-          'MULTI="line one',
-          'line two"',
+          'MULTI="line one\\nline two"',
           ""
         ].join("\n")
       )
@@ -125,6 +125,32 @@ describe("environmentWithEnvFile", () => {
         expect(error.message).not.toContain(workdir)
         expect(error.message).not.toContain(root)
       })
+  )
+
+  it.effect("a stray line → ConfigurationError naming SERVERFS_ENV_FILE and the line, never its text", () =>
+    Effect.gen(function* () {
+      const file = envFile("# deny\nleaked-secret-token\nSERVERFS_EXTRA_DENY_GLOBS=normal.txt\n")
+      const error = yield* Effect.flip(environmentWithEnvFile({ [ENV_FILE_VARIABLE]: file }))
+      expect(error.message).toBe(`${ENV_FILE_VARIABLE}: line 2: not a NAME=value line (no "=")`)
+    })
+  )
+
+  it.effect("a file over 1 MiB → ConfigurationError before parsing", () =>
+    Effect.gen(function* () {
+      const file = envFile(`A=${"x".repeat(1024 * 1024)}\n`)
+      const error = yield* Effect.flip(environmentWithEnvFile({ [ENV_FILE_VARIABLE]: file }))
+      expect(error.message).toBe(`${ENV_FILE_VARIABLE}: the named file is larger than 1048576 bytes`)
+    })
+  )
+
+  it.effect("a FIFO → ConfigurationError at once, startup does not hang on it", () =>
+    Effect.gen(function* () {
+      const fifo = path.join(root, "env.fifo")
+      const made = spawnSync("mkfifo", [fifo])
+      expect(made.status).toBe(0)
+      const error = yield* Effect.flip(environmentWithEnvFile({ [ENV_FILE_VARIABLE]: fifo }))
+      expect(error.message).toBe(`${ENV_FILE_VARIABLE}: the named file is not a regular file`)
+    })
   )
 
   it.effect("EnvironmentConfigProvider fails with the same error when the file cannot be read", () =>

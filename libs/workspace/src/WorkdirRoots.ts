@@ -14,23 +14,34 @@ export class WorkdirRoots extends Effect.Service<WorkdirRoots>()("@serverfs/work
     const registry = yield* WorkdirRegistry
     const roots = new Map<number, number>()
     for (const workdir of registry.all) {
+      const variable = `WORKDIR_${slotId(workdir.slot)}_PATH`
       const fd = yield* Effect.acquireRelease(
         Effect.try({
           try: () => {
             const opened = openat(AT.FDCWD, workdir.hostPath, O.RDONLY | O.DIRECTORY | O.NOFOLLOW)
-            if (!isDirectory(fstat(opened))) {
+            const stat = fstat(opened)
+            if (!isDirectory(stat)) {
               close(opened)
               throw new Error("not a directory")
             }
-            return opened
+            return { opened, id: `${stat.dev}:${stat.ino}` }
           },
-          catch: () =>
-            new ConfigurationError({
-              variable: `WORKDIR_${slotId(workdir.slot)}_PATH`,
-              problem: "cannot be opened as a directory"
-            })
+          catch: () => new ConfigurationError({ variable, problem: "cannot be opened as a directory" })
         }),
-        (fd) => Effect.sync(() => close(fd))
+        ({ opened }) => Effect.sync(() => close(opened))
+      ).pipe(
+        // The overlap check compared this directory with the others; a parent renamed since then
+        // could make the path name another one (inside a different workdir, say).
+        Effect.filterOrFail(
+          ({ id }) => workdir.directoryId === undefined || id === workdir.directoryId,
+          () =>
+            new ConfigurationError({
+              variable,
+              problem:
+                "changed during startup: it is no longer the directory the configuration check inspected"
+            })
+        ),
+        Effect.map(({ opened }) => opened)
       )
       roots.set(workdir.slot, fd)
     }

@@ -34,6 +34,7 @@ beforeAll(() => {
   root = path.join(base, "wd")
   locks = path.join(base, "locks")
   fs.mkdirSync(root)
+  fs.mkdirSync(path.join(base, "ro"))
   fs.writeFileSync(path.join(root, "file.txt"), "lease target a\n")
   fs.mkdirSync(path.join(root, "emptydir"))
   fs.mkdirSync(path.join(locks, "active"), { recursive: true })
@@ -164,7 +165,8 @@ describe("the shared workdir lease (bridge enabled)", () => {
       {
         ...bridgeVars(),
         WORKDIR_02_ALIAS: "ro",
-        WORKDIR_02_PATH: root,
+        // A sibling: the same directory read-only beside read-write "wd" would be an overlap.
+        WORKDIR_02_PATH: path.join(base, "ro"),
         WORKDIR_02_READ_ONLY: "true"
       },
       (h) =>
