@@ -1,3 +1,4 @@
+import { isUtf8 } from "node:buffer"
 import * as fs from "node:fs"
 import {
   BinaryContentNotAllowed,
@@ -18,7 +19,6 @@ import { fstat, fsync, O, renameat } from "@serverfs/posix"
 import { Effect } from "effect"
 import { openRegularFile } from "../RegularFile.js"
 import { revisionOf } from "../Revision.js"
-import { decodeUtf8 } from "../TextPage.js"
 import { applyEdits } from "./EditPlan.js"
 import { copyMetadata } from "./Metadata.js"
 import {
@@ -94,14 +94,17 @@ export const editTextFile = (
           if (revisionOf(after) !== revisionBefore) return yield* new FileChangedDuringRead(at)
           if (bytes.includes(0)) return yield* new BinaryFile(at)
           const hasBom = bytes.subarray(0, 3).equals(UTF8_BOM)
-          const text = decodeUtf8(hasBom ? bytes.subarray(3) : bytes)
-          if (text === undefined) return yield* new UnsupportedTextEncoding(at)
+          const text = hasBom ? bytes.subarray(3) : bytes
+          // Validated, not decoded: the edits are matched on the UTF-8 bytes (EditPlan.ts).
+          if (!isUtf8(text)) return yield* new UnsupportedTextEncoding(at)
 
-          const outcome = applyEdits(text, edits)
+          // Every step of the plan, the BOM included, stays within max_write_bytes: a step that
+          // would exceed it is refused before it is built (so a later edit's conflict is not
+          // reached — the text it would be matched in is never made).
+          const outcome = applyEdits(text, edits, maxBytes - (hasBom ? UTF8_BOM.length : 0))
           if (outcome._tag === "conflict") return yield* new EditConflict({ ...at, detail: outcome.detail })
-          const body = Buffer.from(outcome.text, "utf8")
-          const result = hasBom ? Buffer.concat([UTF8_BOM, body]) : body
-          if (result.length > maxBytes) return yield* new WriteTooLarge({ ...at, maxBytes })
+          if (outcome._tag === "tooLarge") return yield* new WriteTooLarge({ ...at, maxBytes })
+          const result = hasBom ? Buffer.concat([UTF8_BOM, outcome.bytes]) : outcome.bytes
 
           // Created private (0600); the original's mode is applied by copyMetadata.
           const temp = yield* createTempFile(parent.fd, 0o600, at)
