@@ -96,11 +96,64 @@ const sameBytes = (a: Uint8Array, b: Uint8Array): boolean =>
   a.length === b.length && Buffer.compare(a, b) === 0
 
 /**
- * Plan and apply `edits` to `original` (the file's bytes without its BOM). Every step's text,
- * including the result, is at most `limit` bytes, else `tooLarge` before that step is built.
- * Memory: the original, at most two step buffers of ≤ `limit` bytes, the edit texts' UTF-8
- * copies, one failure table of 4 bytes per byte of the current `old_text` and one table of
- * match starts of 4 bytes per byte of the current text at most.
+ * Apply edit number `index` (0-based, of `total`) to `text` (the file's bytes without its BOM,
+ * or the previous step's result): `applied` carries this step's text, at most `limit` bytes,
+ * else `tooLarge` before anything of that size is allocated. Memory: `text`, the new step (≤
+ * `limit`), the edit texts' UTF-8 copies, a failure table of 4 bytes per byte of `old_text` and a
+ * table of match starts of 4 bytes per match (at most one per byte of `text`).
+ */
+export const applyEdit = (
+  text: Uint8Array,
+  edit: PlannedEdit,
+  index: number,
+  total: number,
+  limit: number
+): EditOutcome => {
+  const which = total > 1 ? `edit ${index + 1}: ` : ""
+  const replacement = Buffer.from(edit.new_text, "utf8")
+  if (edit.old_text === "") {
+    if (text.length !== 0 || edit.expected_count !== 1) {
+      return {
+        _tag: "conflict",
+        detail: `${which}an empty old_text only fills an empty file (expected_count 1)`
+      }
+    }
+    return replacement.length > limit
+      ? { _tag: "tooLarge", edit: index + 1 }
+      : { _tag: "applied", bytes: replacement }
+  }
+  const needle = Buffer.from(edit.old_text, "utf8")
+  const failure = failureOf(needle)
+  // Room for the starts of a successful edit: at most expected_count, and at most one per
+  // needle length of text. The whole text is counted so the conflict can say how many there
+  // are (the contract's "found M"): one linear pass.
+  const starts = new Uint32Array(Math.min(edit.expected_count, Math.floor(text.length / needle.length)))
+  const found = scan(text, needle, failure, starts)
+  if (found !== edit.expected_count) {
+    return {
+      _tag: "conflict",
+      detail: `${which}expected ${edit.expected_count} occurrence(s), found ${found}`
+    }
+  }
+  const length = text.length + found * (replacement.length - needle.length)
+  if (length > limit) return { _tag: "tooLarge", edit: index + 1 }
+  if (sameBytes(needle, replacement)) return { _tag: "applied", bytes: text }
+  const next = Buffer.allocUnsafe(length)
+  let from = 0
+  let to = 0
+  for (let j = 0; j < found; j++) {
+    const start = starts[j]!
+    to = copyInto(next, to, text, from, start)
+    to = copyInto(next, to, replacement, 0, replacement.length)
+    from = start + needle.length
+  }
+  copyInto(next, to, text, from, text.length)
+  return { _tag: "applied", bytes: next }
+}
+
+/**
+ * Plan and apply all of `edits` to `original` in one go (edit_text_file runs the steps with
+ * `applyEdit`, letting other calls run between them). At most two step texts are alive at once.
  */
 export const applyEdits = (
   original: Uint8Array,
@@ -109,46 +162,9 @@ export const applyEdits = (
 ): EditOutcome => {
   let text = original
   for (const [index, edit] of edits.entries()) {
-    const which = edits.length > 1 ? `edit ${index + 1}: ` : ""
-    const replacement = Buffer.from(edit.new_text, "utf8")
-    if (edit.old_text === "") {
-      if (text.length !== 0 || edit.expected_count !== 1) {
-        return {
-          _tag: "conflict",
-          detail: `${which}an empty old_text only fills an empty file (expected_count 1)`
-        }
-      }
-      if (replacement.length > limit) return { _tag: "tooLarge", edit: index + 1 }
-      text = replacement
-      continue
-    }
-    const needle = Buffer.from(edit.old_text, "utf8")
-    const failure = failureOf(needle)
-    // Room for the starts of a successful edit: at most expected_count, and at most one per
-    // needle length of text (≤ 4 bytes per byte of text). The whole text is counted so the
-    // conflict can say how many there are (the contract's "found M"): one linear pass.
-    const starts = new Uint32Array(Math.min(edit.expected_count, Math.floor(text.length / needle.length)))
-    const found = scan(text, needle, failure, starts)
-    if (found !== edit.expected_count) {
-      return {
-        _tag: "conflict",
-        detail: `${which}expected ${edit.expected_count} occurrence(s), found ${found}`
-      }
-    }
-    const length = text.length + found * (replacement.length - needle.length)
-    if (length > limit) return { _tag: "tooLarge", edit: index + 1 }
-    if (sameBytes(needle, replacement)) continue
-    const next = Buffer.allocUnsafe(length)
-    let from = 0
-    let to = 0
-    for (let j = 0; j < found; j++) {
-      const start = starts[j]!
-      to = copyInto(next, to, text, from, start)
-      to = copyInto(next, to, replacement, 0, replacement.length)
-      from = start + needle.length
-    }
-    copyInto(next, to, text, from, text.length)
-    text = next
+    const step = applyEdit(text, edit, index, edits.length, limit)
+    if (step._tag !== "applied") return step
+    text = step.bytes
   }
   return { _tag: "applied", bytes: text }
 }

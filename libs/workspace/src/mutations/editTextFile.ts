@@ -22,7 +22,7 @@ import { Effect } from "effect"
 import { openRegularFile } from "../RegularFile.js"
 import { revisionOf } from "../Revision.js"
 import { createTextFile } from "./createTextFile.js"
-import { applyEdits, type EditOutcome } from "./EditPlan.js"
+import { applyEdit, type EditOutcome, type PlannedEdit } from "./EditPlan.js"
 import { copyMetadata } from "./Metadata.js"
 import {
   authorize,
@@ -48,7 +48,34 @@ const readWhole = (fd: number, size: number): Buffer => {
 }
 
 /** How the whole text (BOM set aside) becomes the new one, every step within `limit` bytes. */
-type Rewrite = (text: Uint8Array, limit: number) => EditOutcome
+type Rewrite = (text: Uint8Array, limit: number) => Effect.Effect<EditOutcome>
+
+/** Let pending I/O and other calls run (setImmediate runs right after the poll phase). */
+const yieldToEventLoop: Effect.Effect<void> = Effect.async<void>((resume) => {
+  const handle = setImmediate(() => resume(Effect.void))
+  return Effect.sync(() => clearImmediate(handle))
+})
+
+/**
+ * The edits one step at a time, yielding to the event loop between steps: one step is bounded
+ * (linear in max_write_bytes), a whole call is up to SERVERFS_MAX_EDITS_PER_CALL of them, and the
+ * server answers other calls in between instead of after all of them.
+ */
+const applyEditsYielding = (
+  text: Uint8Array,
+  edits: ReadonlyArray<PlannedEdit>,
+  limit: number
+): Effect.Effect<EditOutcome> =>
+  Effect.gen(function* () {
+    let current = text
+    for (const [index, edit] of edits.entries()) {
+      if (index > 0) yield* yieldToEventLoop
+      const step = applyEdit(current, edit, index, edits.length, limit)
+      if (step._tag !== "applied") return step
+      current = step.bytes
+    }
+    return { _tag: "applied", bytes: current } as const
+  })
 
 /**
  * The edit transaction (tool-contracts §2.8, from "File checks" on): open the regular file,
@@ -96,7 +123,7 @@ const rewriteTextFile = (
         // Every step of the plan, the BOM included, stays within max_write_bytes: a step that
         // would exceed it is refused before it is built (so a later edit's conflict is not
         // reached — the text it would be matched in is never made).
-        const outcome = rewrite(text, maxBytes - (hasBom ? UTF8_BOM.length : 0))
+        const outcome = yield* rewrite(text, maxBytes - (hasBom ? UTF8_BOM.length : 0))
         if (outcome._tag === "conflict") return yield* new EditConflict({ ...at, detail: outcome.detail })
         if (outcome._tag === "tooLarge") return yield* new WriteTooLarge({ ...at, maxBytes })
         const result = hasBom ? Buffer.concat([UTF8_BOM, outcome.bytes]) : outcome.bytes
@@ -150,7 +177,7 @@ export const editTextFile = (
     if (editBytes > maxBytes) return yield* new WriteTooLarge({ ...at, maxBytes })
 
     const done = yield* rewriteTextFile(context, resolved, at, input.expected_revision, (text, limit) =>
-      applyEdits(text, edits, limit)
+      applyEditsYielding(text, edits, limit)
     )
     return {
       workdir: input.workdir,
@@ -188,8 +215,10 @@ export const writeTextFile = (
           resolved,
           { workdir: input.workdir, path: input.path },
           undefined,
-          (_text, limit): EditOutcome =>
-            content.length > limit ? { _tag: "tooLarge", edit: 1 } : { _tag: "applied", bytes: content }
+          (_text, limit) =>
+            Effect.succeed<EditOutcome>(
+              content.length > limit ? { _tag: "tooLarge", edit: 1 } : { _tag: "applied", bytes: content }
+            )
         )
         return { created: false, revision: done.revision }
       })

@@ -4,9 +4,10 @@
  * lists over a tiny alphabet — so overlapping patterns ("aa" in "aaaa") and multi-byte
  * characters (2- and 4-byte UTF-8, a surrogate pair in UTF-16) come up all the time.
  */
+import { isUtf8 } from "node:buffer"
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck as fc } from "effect"
-import { applyEdits, type EditOutcome, type PlannedEdit } from "../../src/index.js"
+import { applyEdits, decodeUtf8, type EditOutcome, type PlannedEdit } from "../../src/index.js"
 
 type Outcome =
   | { readonly _tag: "applied"; readonly text: string }
@@ -141,4 +142,41 @@ describe("the edit planner agrees with the naive reference", () => {
     expect(planned("aa", edits, 8)).toEqual({ _tag: "applied", text: "😀😀" })
     expect(planned("aa", edits, 7)).toEqual({ _tag: "tooLarge", edit: 1 })
   })
+})
+
+describe("the edit's UTF-8 validation", () => {
+  // edit_text_file validates with isUtf8 instead of decoding; it must accept exactly what the
+  // strict decoder of the read channels accepts (overlong forms, surrogates, > U+10FFFF, cut
+  // sequences all refused), so UNSUPPORTED_TEXT_ENCODING means the same thing everywhere.
+  const interesting = fc.constantFrom(
+    0x00,
+    0x41,
+    0x7f,
+    0x80,
+    0xbf,
+    0xc0,
+    0xc1,
+    0xc2,
+    0xdf,
+    0xe0,
+    0xed,
+    0xef,
+    0xf0,
+    0xf4,
+    0xf5,
+    0xff,
+    0xa0,
+    0x9f,
+    0x90,
+    0x8f
+  )
+  it.prop(
+    "isUtf8 agrees with the strict decoder on arbitrary bytes",
+    [fc.array(fc.oneof(interesting, fc.integer({ min: 0, max: 255 })), { maxLength: 12 })],
+    ([bytes]) => {
+      const buffer = Buffer.from(bytes)
+      expect(isUtf8(buffer)).toBe(decodeUtf8(buffer) !== undefined)
+    },
+    { fastCheck: { numRuns: 20000 } }
+  )
 })
