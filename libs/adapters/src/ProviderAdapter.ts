@@ -33,6 +33,25 @@ export interface TurnRequest {
   readonly model: string | null
   /** The native session of the task this one continues (continue_from_task_id), if any. */
   readonly resume: { readonly sessionId: string } | null
+  /**
+   * Writing files for the turn through the bridge, for a runtime that runs inside it (the
+   * scripted runtime's `write:`). Absent: the turn writes nothing this way.
+   */
+  readonly files?: TurnFiles
+}
+
+/** A file operation the bridge refused; `message` is the mutation's `CODE: text` (no host path). */
+export class TurnFileRefused extends Data.TaggedError("TurnFileRefused")<{ readonly message: string }> {}
+
+/**
+ * The workspace's mutation plane as the bridge offers it to an in-process runtime: the same
+ * checks an MCP create_text_file / edit_text_file gets (read-only, path policy, symlinks, hard
+ * links, content, size), run as the holder of the task's lease, and refused outright for a
+ * review task. Paths are relative to the turn's cwd.
+ */
+export interface TurnFiles {
+  /** Create the file, or replace its whole text. */
+  readonly writeText: (path: string, content: string) => Effect.Effect<void, TurnFileRefused>
 }
 
 /** A progress event as the adapter reports it through `TurnSink.event`. */

@@ -3,6 +3,8 @@ import {
   InteractionEnded,
   type ProviderAdapter,
   type RecordedTurn,
+  TurnFileRefused,
+  type TurnFiles,
   type TurnSink
 } from "@serverfs/adapters/port"
 import {
@@ -45,6 +47,7 @@ import {
   type ResolvedResult,
   type ResultReadResult,
   type RuntimeInfo,
+  renderError,
   type SubmitParams,
   type SubmitResult,
   sha256Hex,
@@ -78,7 +81,7 @@ import {
   utf8Prefix
 } from "@serverfs/store"
 import { AuditLog } from "@serverfs/telemetry-local"
-import { openDirectory, WorkdirRoots } from "@serverfs/workspace"
+import { leaseHolderMutations, openDirectory, WorkdirRoots } from "@serverfs/workspace"
 import { Clock, Deferred, Effect, Either, Fiber, FiberSet, Option, Schema } from "effect"
 import { BridgeSettingsTag } from "../BridgeSettingsTag.js"
 import { BridgeLeases } from "../leases/BridgeLeases.js"
@@ -146,6 +149,27 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
     const roots = yield* WorkdirRoots
     const settings = yield* BridgeSettingsTag
     const audit = yield* AuditLog
+    // The workspace's mutations as this bridge runs them: as the holder of the task's lease.
+    const mutations = yield* leaseHolderMutations((workdir) => leases.holds(workdir.slot))
+
+    /**
+     * Writes for an in-process runtime's turn (the scripted `write:`): only a workspace-write
+     * task that holds its workdir's lease, through the same checks as an MCP create/edit, at a
+     * path below the task's directory. A review task never writes.
+     */
+    const filesFor = (task: TaskRecord, workdir: Workdir, liveTask: LiveTask): TurnFiles => ({
+      writeText: (relative, content) =>
+        Effect.suspend(() => {
+          if (task.profile !== "workspace-write" || liveTask.leaseSlot !== workdir.slot) {
+            return Effect.fail(new TurnFileRefused({ message: "a review task does not write files" }))
+          }
+          const target = task.relative_cwd === "" ? relative : `${task.relative_cwd}/${relative}`
+          return mutations.writeTextFile({ workdir: workdir.alias, path: target, content }).pipe(
+            Effect.asVoid,
+            Effect.mapError((error) => new TurnFileRefused({ message: renderError(error) }))
+          )
+        })
+    })
     /** An event the store refused to keep: logged and dropped, the task goes on. */
     const eventDropped = (taskId: string, eventType: string, refusal: EventRefusal) =>
       audit.emit("WARNING", "event_dropped", {
@@ -537,7 +561,8 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
               prompt,
               profile: task.profile === "review" ? "review" : "workspace-write",
               model: task.requested_model,
-              resume
+              resume,
+              files: filesFor(task, workdir, liveTask)
             },
             sinkFor(task, liveTask, adapter, redactor)
           )

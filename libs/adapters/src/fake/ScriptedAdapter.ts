@@ -1,4 +1,3 @@
-import * as fs from "node:fs"
 import {
   AgentProviderError,
   AgentTaskNotActive,
@@ -6,7 +5,6 @@ import {
   Decision,
   type QuestionPayload
 } from "@serverfs/domain"
-import { AT, close, O, openat } from "@serverfs/posix"
 import { Effect, Queue } from "effect"
 import type { ProviderAdapter, TurnRequest, TurnSink } from "../ProviderAdapter.js"
 import { largeText, parseScript, type ScriptedCommand } from "./ScriptedCommand.js"
@@ -57,44 +55,25 @@ const question = (prompt: string, multi: boolean): QuestionPayload => ({
 const providerError = (message: string) => new AgentProviderError({ message })
 
 /**
- * A file the script writes below the turn's cwd. Every component is opened with O_NOFOLLOW from
- * the cwd's descriptor, so a symlink anywhere in the path is refused instead of followed out of
- * the workdir (this runtime is reachable by any chat once an administrator enables it).
+ * A file the script writes below the turn's cwd, through the bridge's `TurnFiles`: the
+ * workspace's create/edit transactions with every check an MCP mutation gets, under the task's
+ * lease (this runtime is reachable by any chat once an administrator enables it). A path that
+ * is empty, absolute or has an empty, `.` or `..` component never leaves the turn's directory.
  */
 const writeInside = (
-  cwd: string,
+  request: TurnRequest,
   relative: string,
   content: string
-): Effect.Effect<void, AgentProviderError> =>
-  Effect.try({
-    try: () => {
-      const parts = relative.split("/")
-      if (
-        relative === "" ||
-        relative.startsWith("/") ||
-        parts.some((s) => s === "" || s === ".." || s === ".")
-      ) {
-        throw new Error("outside")
-      }
-      const opened: number[] = [openat(AT.FDCWD, cwd, O.RDONLY | O.DIRECTORY)]
-      try {
-        for (const dir of parts.slice(0, -1)) {
-          opened.push(openat(opened[opened.length - 1]!, dir, O.RDONLY | O.DIRECTORY | O.NOFOLLOW))
-        }
-        const fd = openat(
-          opened[opened.length - 1]!,
-          parts[parts.length - 1]!,
-          O.WRONLY | O.CREAT | O.TRUNC | O.NOFOLLOW | O.NONBLOCK,
-          0o644
-        )
-        opened.push(fd)
-        fs.writeFileSync(fd, content)
-      } finally {
-        for (const fd of opened) close(fd)
-      }
-    },
-    catch: () => providerError("scripted write refused")
-  })
+): Effect.Effect<void, AgentProviderError> => {
+  const parts = relative.split("/")
+  if (relative === "" || relative.startsWith("/") || parts.some((s) => s === "" || s === ".." || s === ".")) {
+    return Effect.fail(providerError("scripted write refused: the path must stay below the task's directory"))
+  }
+  if (request.files === undefined) return Effect.fail(providerError("scripted write refused: no file access"))
+  return request.files
+    .writeText(relative, content)
+    .pipe(Effect.mapError((refused) => providerError(`scripted write refused: ${refused.message}`)))
+}
 
 export const makeScriptedAdapter = (): Effect.Effect<ProviderAdapter> =>
   Effect.sync(() => {
@@ -139,7 +118,7 @@ export const makeScriptedAdapter = (): Effect.Effect<ProviderAdapter> =>
           case "fail":
             return yield* providerError(command.message === "" ? "scripted failure" : command.message)
           case "write":
-            yield* writeInside(request.cwd, command.path, command.content)
+            yield* writeInside(request, command.path, command.content)
             yield* sink.event("file_change.started", { path: command.path })
             return undefined
           case "survive":

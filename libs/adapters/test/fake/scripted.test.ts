@@ -1,9 +1,14 @@
-import * as fs from "node:fs"
 import * as os from "node:os"
-import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect } from "effect"
-import { largeText, makeScriptedAdapter, parseScript, type TurnSink } from "../../src/index.js"
+import {
+  largeText,
+  makeScriptedAdapter,
+  parseScript,
+  TurnFileRefused,
+  type TurnFiles,
+  type TurnSink
+} from "../../src/index.js"
 
 /** The scripted runtime: its prompt language and its confinement of `write:`. */
 const sink = (events: Array<[string, Record<string, unknown>]>): TurnSink => ({
@@ -46,29 +51,42 @@ describe("scripted runtime", () => {
     })
   )
 
-  it.effect("write: never follows a symlink out of the workdir", () =>
+  it.effect("write: goes only through the bridge's TurnFiles, with a path below the turn's directory", () =>
     Effect.gen(function* () {
-      const base = fs.mkdtempSync(path.join(os.tmpdir(), "serverfs-scripted-"))
-      const workdir = path.join(base, "wd")
-      const outside = path.join(base, "outside")
-      fs.mkdirSync(workdir)
-      fs.mkdirSync(outside)
-      fs.symlinkSync(outside, path.join(workdir, "link"))
-      fs.symlinkSync(path.join(outside, "target.txt"), path.join(workdir, "file-link"))
       const adapter = yield* makeScriptedAdapter()
-      for (const prompt of [
-        "write:link/x.txt=escaped",
-        "write:file-link=escaped",
-        "write:../x.txt=escaped"
-      ]) {
-        const failed = yield* Effect.flip(adapter.run(turn(workdir, prompt), sink([])))
-        expect(failed._tag).toBe("AGENT_PROVIDER_ERROR")
+      const writes: Array<[string, string]> = []
+      const files: TurnFiles = {
+        writeText: (p, content) =>
+          p === "denied.pem"
+            ? Effect.fail(new TurnFileRefused({ message: "DENIED_PATH: w:denied.pem — access denied" }))
+            : Effect.sync(() => void writes.push([p, content]))
       }
-      expect(fs.readdirSync(outside)).toEqual([])
-      const ok = yield* adapter.run(turn(workdir, "write:inside.txt=hello\ncomplete:ok"), sink([]))
+      for (const prompt of [
+        "write:../x.txt=escaped",
+        "write:/etc/x=escaped",
+        "write:a//b=x",
+        "write:./a=x",
+        "write:=x"
+      ]) {
+        const failed = yield* Effect.flip(adapter.run({ ...turn(os.tmpdir(), prompt), files }, sink([])))
+        expect(failed._tag, prompt).toBe("AGENT_PROVIDER_ERROR")
+      }
+      expect(writes).toEqual([])
+      const refused = yield* Effect.flip(
+        adapter.run({ ...turn(os.tmpdir(), "write:denied.pem=x"), files }, sink([]))
+      )
+      expect(refused.message).toBe("scripted write refused: DENIED_PATH: w:denied.pem — access denied")
+      // Without TurnFiles (no bridge, or a caller that grants none) nothing is written.
+      const none = yield* Effect.flip(adapter.run(turn(os.tmpdir(), "write:inside.txt=hello"), sink([])))
+      expect(none.message).toBe("scripted write refused: no file access")
+      const events: Array<[string, Record<string, unknown>]> = []
+      const ok = yield* adapter.run(
+        { ...turn(os.tmpdir(), "write:sub/inside.txt=hello\ncomplete:ok"), files },
+        sink(events)
+      )
       expect(ok.finalText).toBe("ok")
-      expect(fs.readFileSync(path.join(workdir, "inside.txt"), "utf8")).toBe("hello")
-      fs.rmSync(base, { recursive: true, force: true })
+      expect(writes).toEqual([["sub/inside.txt", "hello"]])
+      expect(events).toContainEqual(["file_change.started", { path: "sub/inside.txt" }])
     })
   )
 })
