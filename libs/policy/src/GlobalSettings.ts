@@ -17,6 +17,10 @@ export interface GlobalSettings {
   readonly maxWalkEntries: number
   readonly searchTimeoutSeconds: number
   readonly searchMaxFileBytes: number
+  readonly searchMaxLineBytes: number
+  readonly maxReadScanBytes: number
+  readonly readTimeoutSeconds: number
+  readonly maxResponseBytes: number
   readonly allowHidden: boolean
   readonly extraDenyGlobs: ReadonlyArray<string>
   readonly disableDefaultDeny: boolean
