@@ -42,7 +42,9 @@ export const strictIntIn =
   (fallback: number, min: number, max: number): Parse<number> =>
   (raw) =>
     Either.flatMap(strictInt(fallback)(raw), (value) =>
-      value < min || value > max ? Either.left(`expected an integer from ${min} to ${max}`) : Either.right(value)
+      value < min || value > max
+        ? Either.left(`expected an integer from ${min} to ${max}`)
+        : Either.right(value)
     )
 
 /** A number in [min, max] (decimal or exponent form); anything else stops startup. */

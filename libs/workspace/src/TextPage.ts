@@ -68,9 +68,14 @@ class PageScanner {
 
   // Completes the current window line; returns false when the page is full (has_more).
   private complete(): boolean {
-    if (this.lines.length >= this.request.maxLines || this.pageBytes + this.currentLength > this.request.maxBytes)
+    if (
+      this.lines.length >= this.request.maxLines ||
+      this.pageBytes + this.currentLength > this.request.maxBytes
+    )
       return false
-    this.lines.push(this.current.length === 1 ? this.current[0]! : Buffer.concat(this.current, this.currentLength))
+    this.lines.push(
+      this.current.length === 1 ? this.current[0]! : Buffer.concat(this.current, this.currentLength)
+    )
     this.pageBytes += this.currentLength
     this.current = []
     this.currentLength = 0
