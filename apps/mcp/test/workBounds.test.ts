@@ -1,0 +1,66 @@
+import {
+  errorCodeOf,
+  type McpProcess,
+  makeTempTree,
+  startMcp,
+  type TempTree,
+  textOf
+} from "@serverfs/testkit"
+import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+/**
+ * issue 14: the response budget (SERVERFS_MAX_RESPONSE_BYTES) is enforced once in the call
+ * pipeline, for every tool and for the resource; over it the answer is RESPONSE_TOO_LARGE with
+ * one audit line, and the server goes on answering. Against the real process over stdio.
+ */
+let tree: TempTree
+let mcp: McpProcess
+
+const BUDGET = 65536
+
+beforeAll(async () => {
+  tree = makeTempTree()
+  // One page of 40,000 bytes: its result encodes to more than 64 KiB (text + structuredContent).
+  tree.file("wide.txt", `${"w".repeat(199)}\n`.repeat(200))
+  // 70,000 bytes in one page (under 500 lines): over the budget even encoded once.
+  tree.file("wider.txt", `${"w".repeat(199)}\n`.repeat(350))
+  tree.file("small.txt", "hello\n")
+  mcp = await startMcp({
+    WORKDIR_01_ALIAS: "main",
+    WORKDIR_01_PATH: tree.root,
+    SERVERFS_MAX_RESPONSE_BYTES: String(BUDGET)
+  })
+})
+
+afterAll(async () => {
+  await mcp?.close()
+  tree?.remove()
+})
+
+const call = (name: string, args: Record<string, unknown>) => mcp.client.callTool({ name, arguments: args })
+
+describe("the response budget", () => {
+  it("a read whose result exceeds SERVERFS_MAX_RESPONSE_BYTES → RESPONSE_TOO_LARGE, audited, server alive", async () => {
+    const result = await call("read_text_file", { workdir: "main", path: "wide.txt" })
+    expect(result.isError).toBe(true)
+    expect(errorCodeOf(textOf(result))).toBe("RESPONSE_TOO_LARGE")
+    expect(textOf(result)).toContain(`${BUDGET} bytes`)
+    expect(result.structuredContent).toBeUndefined()
+    const records = await mcp.auditWhen((r) => r.some((l) => l.error_code === "RESPONSE_TOO_LARGE"))
+    const line = records.find((l) => l.error_code === "RESPONSE_TOO_LARGE")
+    expect(line).toMatchObject({ tool: "read_text_file", success: false, path: "wide.txt" })
+    // The same call with fewer lines fits.
+    const page = await call("read_text_file", { workdir: "main", path: "wide.txt", max_lines: 20 })
+    expect(page.isError).toBeFalsy()
+    const workdirs = await call("list_workdirs", {})
+    expect(workdirs.isError).toBeFalsy()
+  })
+
+  it("the resource has the same budget → RESPONSE_TOO_LARGE", async () => {
+    await expect(mcp.client.readResource({ uri: "serverfs://main/wider.txt" })).rejects.toThrow(
+      /RESPONSE_TOO_LARGE/
+    )
+    const small = await mcp.client.readResource({ uri: "serverfs://main/small.txt" })
+    expect(small.contents[0]).toMatchObject({ text: "hello\n" })
+  })
+})
