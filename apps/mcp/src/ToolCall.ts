@@ -3,8 +3,8 @@ import {
   InvalidArgument,
   MutationIoError,
   ReadFailed,
-  renderError,
-  ResponseTooLarge
+  ResponseTooLarge,
+  renderError
 } from "@serverfs/domain"
 import type { AuditFields, AuditLog } from "@serverfs/telemetry-local"
 import { Cause, Effect, Either, ParseResult, Schema } from "effect"
