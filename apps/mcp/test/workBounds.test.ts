@@ -64,3 +64,43 @@ describe("the response budget", () => {
     expect(small.contents[0]).toMatchObject({ text: "hello\n" })
   })
 })
+
+describe("search_text over stdio with the default budget", () => {
+  let wide: TempTree
+  let server: McpProcess
+
+  beforeAll(async () => {
+    wide = makeTempTree()
+    // Six minified bundles of one 1 MiB line each: once a response of over 10 MiB that made
+    // the SDK client close the connection and the server exit.
+    for (let i = 0; i < 6; i++)
+      wide.file(`dist/bundle${i}.min.js`, `var needle=1;${"x".repeat(1024 * 1024)}\n`)
+    server = await startMcp({ WORKDIR_01_ALIAS: "main", WORKDIR_01_PATH: wide.root })
+  })
+
+  afterAll(async () => {
+    await server?.close()
+    wide?.remove()
+  })
+
+  it("six 1 MiB matched lines → six previews marked text_truncated; the connection stays up", async () => {
+    const result = await server.client.callTool({
+      name: "search_text",
+      arguments: { workdir: "main", query: "needle" }
+    })
+    expect(result.isError).toBeFalsy()
+    const output = result.structuredContent as {
+      matches: Array<{ text: string; text_truncated?: boolean }>
+      returned: number
+      truncated: boolean
+    }
+    expect(output.returned).toBe(6)
+    for (const m of output.matches) {
+      expect(m.text_truncated).toBe(true)
+      expect(m.text.startsWith("var needle=1;")).toBe(true)
+    }
+    expect(JSON.stringify(result).length).toBeLessThan(256 * 1024)
+    const workdirs = await server.client.callTool({ name: "list_workdirs", arguments: {} })
+    expect(workdirs.isError).toBeFalsy()
+  })
+})
