@@ -1,5 +1,5 @@
 import * as fs from "node:fs"
-import { Effect } from "effect"
+import { Duration, Effect } from "effect"
 
 /**
  * The paging algorithm of read_text_file (tool-contracts §2.5), streaming over an fd so memory
@@ -16,8 +16,9 @@ import { Effect } from "effect"
  * Work is bounded too (issue 14): the file is read with asynchronous reads in chunks, so the
  * event loop serves other calls between two chunks however many lines are skipped, and no more
  * than `maxScanBytes` bytes are read to reach and return the page — a huge start_line on a
- * sparse 50 GB file ends with "scan-limit" instead of reading the hole. The caller adds the
- * deadline (an interruption waits for the read in flight, so the fd is never closed under it).
+ * sparse 50 GB file ends with "scan-limit" instead of reading the hole, and past `timeoutSeconds`
+ * with "deadline" (an interruption waits for the read in flight, so the fd is never closed under
+ * it).
  */
 export interface PageRequest {
   readonly startLine: number
@@ -142,7 +143,7 @@ const readAt = (fd: number, buffer: Buffer, offset: number, length: number, posi
     })
   })
 
-/** Read until `length` bytes are in or EOF; returns the byte count (short reads are retried). */
+/** Read until `length` bytes are in or EOF, on the thread pool (short reads are retried). */
 const readFully = (fd: number, buffer: Buffer, length: number, position: number) =>
   Effect.gen(function* () {
     let filled = 0
@@ -154,30 +155,71 @@ const readFully = (fd: number, buffer: Buffer, length: number, position: number)
     return filled
   })
 
-/** @throws (as the error channel) the errno error of a failed read */
+/** The same, blocking: used for the first chunk only. */
+const readFullySync = (fd: number, buffer: Buffer, length: number): number => {
+  let filled = 0
+  while (filled < length) {
+    const n = fs.readSync(fd, buffer, filled, length - filled, filled)
+    if (n === 0) break
+    filled += n
+  }
+  return filled
+}
+
+/**
+ * The first chunk of a page is read synchronously: one bounded pread, cheaper than a thread pool
+ * round trip, so a file that fits in it (most files) is paged exactly as before, with no
+ * scheduling in between. Every further chunk goes through the thread pool, under the deadline.
+ *
+ * Fails with the errno error of a failed read.
+ */
 export const readPage = (
   fd: number,
   sizeHint: number,
-  request: PageRequest
-): Effect.Effect<PageResult, NodeJS.ErrnoException> =>
-  Effect.gen(function* () {
+  request: PageRequest & { readonly timeoutSeconds: number }
+): Effect.Effect<PageResult | { readonly _tag: "deadline" }, NodeJS.ErrnoException> =>
+  Effect.suspend(() => {
     const scanner = new PageScanner(request)
     const buffer = Buffer.allocUnsafe(Math.max(BINARY_PROBE, Math.min(CHUNK, sizeHint + 1)))
     let position = 0
-    for (;;) {
-      // One byte past the bound is read, so a file of exactly maxScanBytes still completes.
-      const length = Math.min(buffer.length, request.maxScanBytes + 1 - position)
-      const n = yield* readFully(fd, buffer, length, position)
+    /**
+     * Feed `n` bytes just read at `position` out of `requested`: a result, or undefined to read
+     * on. A short read means end of file (the reads retry until full or EOF), which saves the
+     * extra read that would only return 0.
+     */
+    const consume = (n: number, requested: number): PageResult | undefined => {
       if (n === 0) return scanner.finish()
       if (position + n > request.maxScanBytes) {
         // The bound is reached: the bytes up to it may still complete the page.
-        const result = scanner.feed(buffer.subarray(0, request.maxScanBytes - position))
-        return result ?? { _tag: "scan-limit" }
+        return scanner.feed(buffer.subarray(0, request.maxScanBytes - position)) ?? { _tag: "scan-limit" }
       }
       position += n
       const result = scanner.feed(buffer.subarray(0, n))
-      if (result !== undefined) return result
+      return result ?? (n < requested ? scanner.finish() : undefined)
     }
+    // One byte past the bound is read, so a file of exactly maxScanBytes still completes.
+    const nextLength = () => Math.min(buffer.length, request.maxScanBytes + 1 - position)
+    let first: PageResult | undefined
+    try {
+      const length = nextLength()
+      first = consume(readFullySync(fd, buffer, length), length)
+    } catch (error) {
+      return Effect.fail(error as NodeJS.ErrnoException)
+    }
+    if (first !== undefined) return Effect.succeed(first)
+    return Effect.gen(function* () {
+      for (;;) {
+        const length = nextLength()
+        const result = consume(yield* readFully(fd, buffer, length, position), length)
+        if (result !== undefined) return result
+      }
+    }).pipe(
+      Effect.timeoutTo({
+        duration: Duration.seconds(request.timeoutSeconds),
+        onSuccess: (result): PageResult | { readonly _tag: "deadline" } => result,
+        onTimeout: () => ({ _tag: "deadline" }) as const
+      })
+    )
   })
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })

@@ -10,7 +10,7 @@ import {
 } from "@serverfs/domain"
 import type { ResolvedPath } from "@serverfs/policy"
 import { fstat, O } from "@serverfs/posix"
-import { Duration, Effect } from "effect"
+import { Effect } from "effect"
 import { type ChannelContext, resolve } from "../ChannelContext.js"
 import { openParent } from "../DescriptorWalk.js"
 import { toWalkError } from "../OsError.js"
@@ -56,19 +56,18 @@ export const readTextPage = (
       const { maxReadScanBytes, readTimeoutSeconds } = context.settings
       // Bounded in bytes scanned and in time (issue 14): a large start_line on a huge or sparse
       // file ends with READ_LIMIT_EXCEEDED instead of holding the server. The deadline
-      // interrupts between two chunk reads; the scope then closes the fd.
+      // interrupts between two chunk reads (waiting for the one in flight); the scope then closes
+      // the fd.
       const page = yield* readPage(file.fd, file.stat.size, {
         startLine: window.startLine,
         maxLines: Math.min(window.maxLines, resolved.workdir.maxReadLines),
         maxBytes: resolved.workdir.maxReadBytes,
-        maxScanBytes: maxReadScanBytes
-      }).pipe(
-        Effect.mapError((e) => toWalkError(e, at)),
-        Effect.timeoutFail({
-          duration: Duration.seconds(readTimeoutSeconds),
-          onTimeout: () => new ReadLimitExceeded({ ...at, limit: "deadline", value: readTimeoutSeconds })
-        })
-      )
+        maxScanBytes: maxReadScanBytes,
+        timeoutSeconds: readTimeoutSeconds
+      }).pipe(Effect.mapError((e) => toWalkError(e, at)))
+      if (page._tag === "deadline") {
+        return yield* new ReadLimitExceeded({ ...at, limit: "deadline", value: readTimeoutSeconds })
+      }
       if (page._tag === "scan-limit") {
         return yield* new ReadLimitExceeded({ ...at, limit: "scan_bytes", value: maxReadScanBytes })
       }
