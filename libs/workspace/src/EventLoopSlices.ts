@@ -3,7 +3,7 @@ import { Effect } from "effect"
 /**
  * CPU work over large arrays done in slices, handing the event loop back between two slices
  * (issue 14: filtering and sorting a 200,000-entry listing in one go held every other call for
- * about a second). A slice is a few milliseconds of work at most.
+ * about a second). A slice is about SLICE_MS milliseconds of work.
  *
  * The yield is a macrotask (setImmediate), not Effect.yieldNow: the default scheduler may resume
  * a yielded fiber from a microtask, which lets no I/O callback run in between.
@@ -13,25 +13,45 @@ export const yieldToEventLoop: Effect.Effect<void> = Effect.async<void>((resume)
   return Effect.sync(() => clearImmediate(handle))
 })
 
-/** Elements handled between two yields. */
-const SLICE = 4096
+/**
+ * Work between two yields is bounded in time, not in elements: a policy check or a comparison
+ * costs from well under a microsecond to tens of them depending on the rules and the machine's
+ * load. The clock is read every CHECK_EVERY elements.
+ */
+const SLICE_MS = 8
+const CHECK_EVERY = 128
+/** Runs sorted natively before merging: small enough to stay within a slice on a slow machine. */
+const RUN = 1024
+
+/** A slice's clock: true once the current slice has used its time. */
+const sliceClock = () => {
+  let started = performance.now()
+  return {
+    spent: (): boolean => performance.now() - started >= SLICE_MS,
+    restart: (): void => {
+      started = performance.now()
+    }
+  }
+}
 
 /** `items.filter(keep)`, yielding between slices. */
 export const filterInSlices = <A>(items: ReadonlyArray<A>, keep: (item: A) => boolean): Effect.Effect<A[]> =>
   Effect.gen(function* () {
     const kept: A[] = []
-    for (let start = 0; start < items.length; start += SLICE) {
-      if (start > 0) yield* yieldToEventLoop
-      const end = Math.min(items.length, start + SLICE)
-      for (let i = start; i < end; i++) if (keep(items[i]!)) kept.push(items[i]!)
+    const clock = sliceClock()
+    for (let i = 0; i < items.length; i++) {
+      if (i % CHECK_EVERY === 0 && clock.spent()) {
+        yield* yieldToEventLoop
+        clock.restart()
+      }
+      if (keep(items[i]!)) kept.push(items[i]!)
     }
     return kept
   })
 
 /**
- * A stable sort of `items` by `compare`, yielding between slices: runs of SLICE elements are
- * sorted natively, then merged bottom-up, yielding every SLICE merged elements. Small inputs are
- * sorted in one go.
+ * A stable sort of `items` by `compare`, yielding between slices: runs of RUN elements are
+ * sorted natively, then merged bottom-up. Small inputs are sorted in one go.
  */
 export const sortInSlices = <A>(
   items: ReadonlyArray<A>,
@@ -40,15 +60,19 @@ export const sortInSlices = <A>(
   Effect.gen(function* () {
     let source = [...items]
     const n = source.length
-    if (n <= SLICE) return source.sort(compare)
-    for (let start = 0; start < n; start += SLICE) {
-      if (start > 0) yield* yieldToEventLoop
-      const run = source.slice(start, start + SLICE).sort(compare)
+    if (n <= RUN) return source.sort(compare)
+    const clock = sliceClock()
+    for (let start = 0; start < n; start += RUN) {
+      if (clock.spent()) {
+        yield* yieldToEventLoop
+        clock.restart()
+      }
+      const run = source.slice(start, start + RUN).sort(compare)
       for (let i = 0; i < run.length; i++) source[start + i] = run[i]!
     }
     let target: A[] = new Array<A>(n)
-    let sinceYield = 0
-    for (let width = SLICE; width < n; width *= 2) {
+    let sinceCheck = 0
+    for (let width = RUN; width < n; width *= 2) {
       for (let left = 0; left < n; left += 2 * width) {
         const middle = Math.min(left + width, n)
         const right = Math.min(left + 2 * width, n)
@@ -58,9 +82,12 @@ export const sortInSlices = <A>(
           // `<= 0` takes from the left run on ties: stable.
           target[k] =
             i < middle && (j >= right || compare(source[i]!, source[j]!) <= 0) ? source[i++]! : source[j++]!
-          if (++sinceYield >= SLICE) {
-            sinceYield = 0
-            yield* yieldToEventLoop
+          if (++sinceCheck >= CHECK_EVERY) {
+            sinceCheck = 0
+            if (clock.spent()) {
+              yield* yieldToEventLoop
+              clock.restart()
+            }
           }
         }
       }
