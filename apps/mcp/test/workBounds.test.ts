@@ -1,3 +1,4 @@
+import * as fs from "node:fs"
 import {
   errorCodeOf,
   type McpProcess,
@@ -102,5 +103,49 @@ describe("search_text over stdio with the default budget", () => {
     expect(JSON.stringify(result).length).toBeLessThan(256 * 1024)
     const workdirs = await server.client.callTool({ name: "list_workdirs", arguments: {} })
     expect(workdirs.isError).toBeFalsy()
+  })
+})
+
+describe("a hostile read does not hold the server", () => {
+  let sparse: TempTree
+  let server: McpProcess
+
+  beforeAll(async () => {
+    sparse = makeTempTree()
+    // 40 text lines, then a 50 GB hole (no disk used): once 59 s of a frozen server.
+    sparse.file(
+      "sparse.log",
+      Array.from({ length: 40 }, (_, i) => `${`line ${i + 1} `.padEnd(39, "-")}\n`).join("")
+    )
+    fs.truncateSync(`${sparse.root}/sparse.log`, 50 * 1024 ** 3)
+    server = await startMcp({
+      WORKDIR_01_ALIAS: "main",
+      WORKDIR_01_PATH: sparse.root,
+      SERVERFS_MAX_READ_SCAN_BYTES: String(64 * 1024 ** 3),
+      SERVERFS_READ_TIMEOUT_SECONDS: "3"
+    })
+  })
+
+  afterAll(async () => {
+    await server?.close()
+    sparse?.remove()
+  })
+
+  it("a large start_line on a sparse 50 GB file → READ_LIMIT_EXCEEDED; list_workdirs is answered meanwhile", async () => {
+    let readDone = false
+    const hostile = server.client
+      .callTool({
+        name: "read_text_file",
+        arguments: { workdir: "main", path: "sparse.log", start_line: 1_000_000 }
+      })
+      .finally(() => {
+        readDone = true
+      })
+    const workdirs = await server.client.callTool({ name: "list_workdirs", arguments: {} })
+    expect(workdirs.isError).toBeFalsy()
+    expect(readDone).toBe(false)
+    const result = await hostile
+    expect(errorCodeOf(textOf(result))).toBe("READ_LIMIT_EXCEEDED")
+    expect(textOf(result)).toContain("exceeded 3s")
   })
 })
