@@ -19,7 +19,7 @@ import { Cause, Effect, Either, Runtime } from "effect"
 import { INSTRUCTIONS } from "./Instructions.js"
 import { objectJsonSchema } from "./JsonSchema.js"
 import { parseResourceUri, RESOURCE_TEMPLATE } from "./ResourceTemplate.js"
-import { callTool } from "./ToolCall.js"
+import { callTool, responseTooLarge } from "./ToolCall.js"
 import type { AnyTool } from "./ToolDefinition.js"
 import { agentTools, agentToolsEnabled } from "./tools/agentTools.js"
 import { mutationTools } from "./tools/mutationTools.js"
@@ -96,6 +96,12 @@ export class McpServer extends Effect.Service<McpServer>()("@serverfs/mcp/McpSer
         const outcome = yield* Effect.either(
           Effect.flatMap(location, (at) =>
             channels.readResource(at.workdir, at.path).pipe(
+              // The response budget applies to resources too (they do not go through callTool);
+              // the text is encoded once here to measure it.
+              Effect.filterOrFail(
+                (read) => Buffer.byteLength(JSON.stringify(read.text)) <= global.maxResponseBytes,
+                () => responseTooLarge("resources/read", global.maxResponseBytes)
+              ),
               // An unexpected failure is reported by code only (tool-contracts §0: READ_FAILED).
               Effect.catchAllDefect((defect) =>
                 Effect.zipRight(
@@ -141,7 +147,9 @@ export class McpServer extends Effect.Service<McpServer>()("@serverfs/mcp/McpSer
               `INVALID_ARGUMENT: unknown tool ${quoted(request.params.name)}`
             )
           }
-          return (await run(callTool(tool, request.params.arguments, audit))) as Record<string, unknown> & {
+          return (await run(
+            callTool(tool, request.params.arguments, audit, global.maxResponseBytes)
+          )) as Record<string, unknown> & {
             content: []
           }
         })

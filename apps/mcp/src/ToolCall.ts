@@ -1,4 +1,11 @@
-import { AgentBridgeError, InvalidArgument, MutationIoError, ReadFailed, renderError } from "@serverfs/domain"
+import {
+  AgentBridgeError,
+  InvalidArgument,
+  MutationIoError,
+  ReadFailed,
+  ResponseTooLarge,
+  renderError
+} from "@serverfs/domain"
 import type { AuditFields, AuditLog } from "@serverfs/telemetry-local"
 import { Cause, Effect, Either, ParseResult, Schema } from "effect"
 import type { AnyTool } from "./ToolDefinition.js"
@@ -6,7 +13,8 @@ import type { AnyTool } from "./ToolDefinition.js"
 /**
  * The call pipeline every tool goes through: strict decoding of the arguments (unknown fields
  * and wrong types refused, a boolean is never an integer), the handler, one rendering of any
- * error as `CODE: message`, and exactly one audit line (tool-contracts §0, §7).
+ * error as `CODE: message`, the response budget, and exactly one audit line (tool-contracts §0,
+ * §7).
  */
 export interface ToolResult {
   readonly content: ReadonlyArray<{ readonly type: "text"; readonly text: string }>
@@ -53,16 +61,44 @@ export const errorResult = (failure: Failure): ToolResult => ({
   content: [{ type: "text", text: renderError(failure) }]
 })
 
-export const successResult = (output: Record<string, unknown>): ToolResult => ({
-  content: [{ type: "text", text: JSON.stringify(output) }],
-  structuredContent: output
-})
+export const successResult = (output: Record<string, unknown>): ToolResult => encodeSuccess(output).result
 
-export const callTool = (tool: AnyTool, args: unknown, audit: AuditLog): Effect.Effect<ToolResult> =>
+/**
+ * A success result and its encoded size. The output is encoded once: the text content is that
+ * JSON, and structuredContent serializes to the same JSON again, so the result costs twice its
+ * byte length (the transport's escaping of the text adds at most as much again, which is why the
+ * budget's maximum stays well under the SDK client's 10 MiB).
+ */
+export const encodeSuccess = (
+  output: Record<string, unknown>
+): { readonly result: ToolResult; readonly bytes: number } => {
+  const text = JSON.stringify(output)
+  return {
+    result: { content: [{ type: "text", text }], structuredContent: output },
+    bytes: 2 * Buffer.byteLength(text)
+  }
+}
+
+export const responseTooLarge = (what: string, maxBytes: number): ResponseTooLarge =>
+  new ResponseTooLarge({
+    message: `the result of ${what} exceeds the response budget of ${maxBytes} bytes; ask for less (a smaller limit or max_lines, a narrower path)`
+  })
+
+/**
+ * Run one tool call. `maxResponseBytes` (SERVERFS_MAX_RESPONSE_BYTES) is enforced here, once for
+ * every tool: a result over it becomes RESPONSE_TOO_LARGE (audited as a failure) instead of a
+ * message the client would refuse — a refused message closes the connection (issue 14).
+ */
+export const callTool = (
+  tool: AnyTool,
+  args: unknown,
+  audit: AuditLog,
+  maxResponseBytes: number
+): Effect.Effect<ToolResult> =>
   Effect.gen(function* () {
     const started = performance.now()
     const decoded = Schema.decodeUnknownEither(tool.input, { onExcessProperty: "error" })(args ?? {})
-    const outcome: Either.Either<Record<string, unknown>, Failure> = Either.isLeft(decoded)
+    const ran: Either.Either<Record<string, unknown>, Failure> = Either.isLeft(decoded)
       ? Either.left(invalidArgument(tool.name, decoded.left))
       : yield* tool.run(decoded.right).pipe(
           Effect.either,
@@ -82,6 +118,11 @@ export const callTool = (tool: AnyTool, args: unknown, audit: AuditLog): Effect.
             )
           )
         )
+    const encoded = Either.map(ran, encodeSuccess)
+    const outcome: Either.Either<{ readonly result: ToolResult; readonly bytes: number }, Failure> =
+      Either.isRight(encoded) && encoded.right.bytes > maxResponseBytes
+        ? Either.left(responseTooLarge(tool.name, maxResponseBytes))
+        : encoded
     const fields: Record<string, AuditFields[string]> = {
       tool: tool.name,
       duration_ms: Math.round((performance.now() - started) * 10) / 10,
@@ -95,13 +136,13 @@ export const callTool = (tool: AnyTool, args: unknown, audit: AuditLog): Effect.
         if (value !== undefined) fields[key] = value
       }
     }
-    if (Either.isRight(outcome) && Either.isRight(decoded)) {
-      Object.assign(fields, tool.audit(decoded.right, outcome.right))
+    if (Either.isRight(ran) && Either.isRight(outcome) && Either.isRight(decoded)) {
+      Object.assign(fields, tool.audit(decoded.right, ran.right))
     } else if (Either.isLeft(outcome)) {
       fields.error_code = outcome.left._tag
     }
     yield* audit.emit("INFO", "tool_call", fields)
-    return Either.match(outcome, { onLeft: errorResult, onRight: successResult })
+    return Either.match(outcome, { onLeft: errorResult, onRight: (success) => success.result })
   })
 
 const unexpectedFailure = (tool: AnyTool, workdir: string, path: string): Failure => {

@@ -18,6 +18,10 @@ export interface GlobalSettings {
   readonly searchTimeoutSeconds: number
   readonly searchMaxFileBytes: number
   readonly maxPatternLength: number
+  readonly searchMaxLineBytes: number
+  readonly maxReadScanBytes: number
+  readonly readTimeoutSeconds: number
+  readonly maxResponseBytes: number
   readonly allowHidden: boolean
   readonly extraDenyGlobs: ReadonlyArray<string>
   readonly disableDefaultDeny: boolean

@@ -12,6 +12,7 @@ export type ParserKind =
   | "strict int"
   | "lenient int"
   | "lenient float"
+  | "strict float"
   | "strict bool"
   | "lenient bool"
   | "string"
@@ -34,6 +35,28 @@ export const strictInt =
     const value = Number(text)
     if (!Number.isSafeInteger(value) || value <= 0) return Either.left("expected a positive integer")
     return Either.right(value)
+  }
+
+/** A strict int that must also lie in [min, max]: a limit outside its sane range stops startup. */
+export const strictIntIn =
+  (fallback: number, min: number, max: number): Parse<number> =>
+  (raw) =>
+    Either.flatMap(strictInt(fallback)(raw), (value) =>
+      value < min || value > max
+        ? Either.left(`expected an integer from ${min} to ${max}`)
+        : Either.right(value)
+    )
+
+/** A number in [min, max] (decimal or exponent form); anything else stops startup. */
+export const strictFloatIn =
+  (fallback: number, min: number, max: number): Parse<number> =>
+  (raw) => {
+    if (isUnset(raw)) return Either.right(fallback)
+    const text = raw.trim()
+    const value = /^\+?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text) ? Number(text) : Number.NaN
+    return Number.isFinite(value) && value >= min && value <= max
+      ? Either.right(value)
+      : Either.left(`expected a number from ${min} to ${max}`)
   }
 
 export const lenientInt =

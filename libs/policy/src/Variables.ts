@@ -17,7 +17,9 @@ import {
   logLevel,
   type Parse,
   strictBool,
+  strictFloatIn,
   strictInt,
+  strictIntIn,
   text
 } from "./Parsers.js"
 
@@ -113,6 +115,38 @@ export const GLOBAL_VARIABLES: { readonly [K in keyof GlobalSettings]: Entry<Glo
     parse: strictInt(1024),
     description:
       "Longest find_files `pattern`, search_text `glob` and extra deny glob, in characters (UTF-16 code units). Longer arguments are refused with INVALID_ARGUMENT, longer deny globs stop startup."
+  },
+  searchMaxLineBytes: {
+    variable: "SERVERFS_SEARCH_MAX_LINE_BYTES",
+    kind: "strict int",
+    default: "4096",
+    parse: strictIntIn(4096, 64, 65536),
+    description:
+      "Longest `text` of one search_text match (64 to 65536): a longer matched line is returned as a preview cut on a UTF-8 character boundary and marked `text_truncated: true`."
+  },
+  maxReadScanBytes: {
+    variable: "SERVERFS_MAX_READ_SCAN_BYTES",
+    kind: "strict int",
+    default: "268435456",
+    parse: strictIntIn(268435456, 1048576, 68719476736),
+    description:
+      "Most bytes one read_text_file page or resource read scans (skipped lines included) to reach and return its lines (1 MiB to 64 GiB); past it the read fails with READ_LIMIT_EXCEEDED."
+  },
+  readTimeoutSeconds: {
+    variable: "SERVERFS_READ_TIMEOUT_SECONDS",
+    kind: "strict float",
+    default: "10",
+    parse: strictFloatIn(10, 0.1, 3600),
+    description:
+      "Deadline of one read_text_file page or resource read (0.1 to 3600); past it the read stops, its descriptor is closed and it fails with READ_LIMIT_EXCEEDED."
+  },
+  maxResponseBytes: {
+    variable: "SERVERFS_MAX_RESPONSE_BYTES",
+    kind: "strict int",
+    default: "4194304",
+    parse: strictIntIn(4194304, 65536, 8388608),
+    description:
+      "Response budget of one tool call or resource read (64 KiB to 8 MiB, under the MCP SDK client's 10 MiB message limit): the encoded result (content text plus structuredContent) larger than this is refused with RESPONSE_TOO_LARGE."
   },
   allowHidden: {
     variable: "SERVERFS_ALLOW_HIDDEN",

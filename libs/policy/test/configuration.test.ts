@@ -140,6 +140,10 @@ describe("global settings: defaults (tool-contracts §4.1)", () => {
       searchTimeoutSeconds: 15,
       searchMaxFileBytes: 52428800,
       maxPatternLength: 1024,
+      searchMaxLineBytes: 4096,
+      maxReadScanBytes: 268435456,
+      readTimeoutSeconds: 10,
+      maxResponseBytes: 4194304,
       allowHidden: false,
       extraDenyGlobs: [],
       disableDefaultDeny: false,
@@ -187,7 +191,16 @@ const STRICT_GLOBALS: ReadonlyArray<readonly [variable: string, bad: string]> = 
   ["SERVERFS_AGENT_MODE", "sometimes"],
   ["SERVERFS_AGENT_RUNTIMES", "gpt-secret"],
   ["SERVERFS_BINARY_TRANSFER_ENABLED", "maybe"],
-  ["SERVERFS_FILE_INGRESS_ENABLED", "kinda"]
+  ["SERVERFS_FILE_INGRESS_ENABLED", "kinda"],
+  // issue 14's work bounds: out of range or malformed values stop startup.
+  ["SERVERFS_MAX_RESPONSE_BYTES", "1024"],
+  ["SERVERFS_MAX_RESPONSE_BYTES", "20971520"],
+  ["SERVERFS_MAX_READ_SCAN_BYTES", "4k"],
+  ["SERVERFS_MAX_READ_SCAN_BYTES", "1000"],
+  ["SERVERFS_READ_TIMEOUT_SECONDS", "-5"],
+  ["SERVERFS_READ_TIMEOUT_SECONDS", "ten"],
+  ["SERVERFS_SEARCH_MAX_LINE_BYTES", "1"],
+  ["SERVERFS_SEARCH_MAX_LINE_BYTES", "1048576"]
 ]
 
 describe("global settings: strict variables stop startup with an error naming the variable", () => {
@@ -209,7 +222,12 @@ describe("global settings: strict variables stop startup with an error naming th
         "SERVERFS_MAX_WRITE_BYTES",
         "SERVERFS_MAX_PATTERN_LENGTH",
         "SERVERFS_AGENT_MODE",
-        "SERVERFS_AGENT_RUNTIMES"
+        "SERVERFS_AGENT_RUNTIMES",
+        // Work bounds added by issue 14 (not in the reference): a mistake in one stops startup.
+        "SERVERFS_SEARCH_MAX_LINE_BYTES",
+        "SERVERFS_MAX_READ_SCAN_BYTES",
+        "SERVERFS_READ_TIMEOUT_SECONDS",
+        "SERVERFS_MAX_RESPONSE_BYTES"
       ].sort()
     )
   })

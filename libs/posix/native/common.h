@@ -19,7 +19,8 @@
 
 namespace serverfs {
 
-// Throws a Node-shaped Error for `err` (a positive errno value).
+// A Node-shaped Error for `err` (a positive errno value), and the same thrown.
+Napi::Error ErrnoError(Napi::Env env, int err, const char* syscall);
 [[noreturn]] void ThrowErrno(Napi::Env env, int err, const char* syscall);
 
 // Throws a TypeError with code ERR_INVALID_ARG_TYPE / ERR_INVALID_ARG_VALUE.

@@ -80,7 +80,7 @@ const char* ErrnoName(int err) {
   return "UNKNOWN";
 }
 
-void ThrowErrno(Napi::Env env, int err, const char* syscall) {
+Napi::Error ErrnoError(Napi::Env env, int err, const char* syscall) {
   const char* code = ErrnoName(err);
   // Deliberately no path/name here (Node would append it): the server's
   // security model forbids host paths in anything that can reach a client.
@@ -90,8 +90,10 @@ void ThrowErrno(Napi::Env env, int err, const char* syscall) {
   obj.Set("errno", Napi::Number::New(env, -err));
   obj.Set("code", Napi::String::New(env, code));
   obj.Set("syscall", Napi::String::New(env, syscall));
-  throw error;
+  return error;
 }
+
+void ThrowErrno(Napi::Env env, int err, const char* syscall) { throw ErrnoError(env, err, syscall); }
 
 void ThrowArgType(Napi::Env env, const char* param, const char* expected) {
   std::string message = std::string("The \"") + param + "\" argument must be " + expected;

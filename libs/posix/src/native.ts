@@ -36,6 +36,8 @@ export interface NativeBinding {
   fchmod(fd: number, mode: number): void
   /** Names joined by "/" (the one byte no name can contain), to cross N-API once. */
   readdir(dirfd: number): { joined: string; types: Uint8Array; undecodable: number }
+  /** The same, read on the libuv thread pool. */
+  readdirAsync(dirfd: number): Promise<{ joined: string; types: Uint8Array; undecodable: number }>
   flock(fd: number, operation: number): void
   peerCred(fd: number): PeerCred
   flistxattr(fd: number): string[]

@@ -4,7 +4,7 @@ import fs from "node:fs"
 import net from "node:net"
 import path from "node:path"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { AT, close, DT, fstat, mkfifoat, O, openat, readdir } from "../src/index.js"
+import { AT, close, DT, fstat, mkfifoat, O, openat, readdir, readdirAsync } from "../src/index.js"
 import { expectPosixError, makeTempDir, removeTempDir } from "./helpers.js"
 
 let dir: string
@@ -154,6 +154,32 @@ describe("readdir", () => {
       expect(perCall).toBeLessThan(100)
     } finally {
       removeTempDir(big)
+    }
+  })
+})
+
+describe("readdirAsync", () => {
+  it("lists exactly what readdir lists, read on the thread pool", async () => {
+    const sync = readdir(rootfd)
+    const listed = await readdirAsync(rootfd)
+    expect(listed.names).toEqual(sync.names)
+    expect([...listed.types]).toEqual([...sync.types])
+    expect(listed.undecodable).toBe(INVALID_NAMES.length)
+  })
+
+  it("the caller's fd may be closed while the listing runs: the worker holds its own", async () => {
+    const fd = openat(AT.FDCWD, dir, O.PATH | O.DIRECTORY)
+    const pending = readdirAsync(fd)
+    close(fd)
+    expect((await pending).names).toContain("plain.txt")
+  })
+
+  it("a non-directory fd is refused before any work is queued → ENOTDIR, no name in the error", async () => {
+    const fd = openat(rootfd, "plain.txt", O.RDONLY)
+    try {
+      await expect(readdirAsync(fd)).rejects.toMatchObject({ code: "ENOTDIR", syscall: "openat" })
+    } finally {
+      close(fd)
     }
   })
 })

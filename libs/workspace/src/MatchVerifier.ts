@@ -14,18 +14,41 @@ import { decodeUtf8 } from "./TextPage.js"
  * reported line is therefore re-read from the file reached by an O_NOFOLLOW walk from the same
  * held directory, and returned only if that file holds exactly that text on that line: content
  * from outside the workdir can never be returned, whatever raced (docs/security-model.md).
+ * A match whose text is a preview of a longer line (RawMatch.truncated) is confirmed when the
+ * file's line starts with exactly that preview; only the first `keep` bytes of a
+ * wanted line are held, so a 50 MB line costs no more memory than a short one.
  */
 const CHUNK = 64 * 1024
 const NL = 0x0a
 const BOM = Buffer.from([0xef, 0xbb, 0xbf])
 
-/** The bytes (without "\n") of the wanted line numbers, reading no further than the last one. */
-const readLines = (fd: number, wanted: ReadonlySet<number>, last: number): Map<number, Buffer> => {
-  const found = new Map<number, Buffer>()
+interface LineHead {
+  /** The first bytes of the line (at most `keep`), without "\n". */
+  readonly head: Buffer
+  /** The whole line's length in bytes, without "\n". */
+  readonly length: number
+}
+
+/** The wanted lines' first `keep` bytes and lengths, reading no further than the last one. */
+const readLines = (
+  fd: number,
+  wanted: ReadonlySet<number>,
+  last: number,
+  keep: number
+): Map<number, LineHead> => {
+  const found = new Map<number, LineHead>()
   const buffer = Buffer.allocUnsafe(CHUNK)
   let position = 0
   let lineNo = 1
   let current: Buffer[] = []
+  let kept = 0
+  let length = 0
+  const done = () => {
+    found.set(lineNo, { head: Buffer.concat(current, kept), length })
+    current = []
+    kept = 0
+    length = 0
+  }
   for (;;) {
     const n = fs.readSync(fd, buffer, 0, CHUNK, position)
     if (n === 0) break
@@ -35,22 +58,39 @@ const readLines = (fd: number, wanted: ReadonlySet<number>, last: number): Map<n
     while (i < n) {
       const nl = chunk.indexOf(NL, i)
       const end = nl === -1 ? n : nl
-      if (wanted.has(lineNo)) current.push(Buffer.from(chunk.subarray(i, end)))
+      if (wanted.has(lineNo)) {
+        const take = Math.min(end - i, keep - kept)
+        if (take > 0) current.push(Buffer.from(chunk.subarray(i, i + take)))
+        kept += Math.max(take, 0)
+        length += end - i
+      }
       if (nl === -1) break
-      if (wanted.has(lineNo)) found.set(lineNo, Buffer.concat(current))
-      current = []
+      if (wanted.has(lineNo)) done()
       if (++lineNo > last) return found
       i = nl + 1
     }
   }
-  if (wanted.has(lineNo) && current.length > 0) found.set(lineNo, Buffer.concat(current))
+  if (wanted.has(lineNo) && length > 0) done()
   return found
+}
+
+/** Whether the file's line is the match's text (or, for a preview, starts with it and is longer). */
+const confirmsText = (line: LineHead, match: RawMatch, bom: boolean): boolean => {
+  const head = bom ? line.head.subarray(3) : line.head
+  const length = bom ? line.length - 3 : line.length
+  const text = Buffer.from(match.text, "utf8")
+  if (!match.truncated) return length === text.length && head.equals(text) && decodeUtf8(head) === match.text
+  // ≥: a record cut just at the end of its line text is flagged as a preview without being shorter.
+  return (
+    length >= text.length && head.subarray(0, text.length).equals(text) && decodeUtf8(text) === match.text
+  )
 }
 
 const confirmFile = (
   searchRoot: number,
   path: string,
-  matches: ReadonlyArray<RawMatch>
+  matches: ReadonlyArray<RawMatch>,
+  keep: number
 ): ReadonlyArray<RawMatch> => {
   const components = path.split("/")
   if (components.some((c) => c === "" || c === "." || c === "..")) return []
@@ -69,13 +109,12 @@ const confirmFile = (
     if (!("fd" in opened)) return []
     try {
       const wanted = new Set(matches.map((m) => m.line))
-      const lines = readLines(opened.fd, wanted, Math.max(...wanted))
+      const lines = readLines(opened.fd, wanted, Math.max(...wanted), keep)
       return matches.filter((m) => {
-        let bytes = lines.get(m.line)
-        if (bytes === undefined) return false
+        const line = lines.get(m.line)
+        if (line === undefined) return false
         // ripgrep drops a UTF-8 BOM at the start of a file.
-        if (m.line === 1 && bytes.subarray(0, 3).equals(BOM)) bytes = bytes.subarray(3)
-        return decodeUtf8(bytes) === m.text
+        return confirmsText(line, m, m.line === 1 && line.head.subarray(0, 3).equals(BOM))
       })
     } finally {
       close(opened.fd)
@@ -87,12 +126,16 @@ const confirmFile = (
 
 /**
  * The subset of `matches` (relative to `searchRoot`) that the held tree confirms, in order.
+ * `maxLineBytes` is the longest text a match carries (longer lines come as previews).
  * @throws ResourceExhausted when a match cannot be checked for lack of descriptors
  */
 export const confirmMatches = (
   searchRoot: number,
-  matches: ReadonlyArray<RawMatch>
+  matches: ReadonlyArray<RawMatch>,
+  maxLineBytes: number
 ): ReadonlyArray<RawMatch> => {
+  // One byte more than a text can have (so a longer line is told apart) plus a BOM.
+  const keep = maxLineBytes + 1 + BOM.length
   const byPath = new Map<string, RawMatch[]>()
   for (const m of matches) {
     const list = byPath.get(m.path)
@@ -100,6 +143,7 @@ export const confirmMatches = (
     else list.push(m)
   }
   const confirmed = new Set<RawMatch>()
-  for (const [path, list] of byPath) for (const m of confirmFile(searchRoot, path, list)) confirmed.add(m)
+  for (const [path, list] of byPath)
+    for (const m of confirmFile(searchRoot, path, list, keep)) confirmed.add(m)
   return matches.filter((m) => confirmed.has(m))
 }

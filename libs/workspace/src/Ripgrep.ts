@@ -1,13 +1,16 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import { rgPath } from "@vscode/ripgrep"
 import { Effect } from "effect"
+import { type RawMatch, RecordSplitter } from "./RipgrepRecords.js"
+
+export type { RawMatch } from "./RipgrepRecords.js"
 
 /**
  * One ripgrep run (tool-contracts §2.4): an argv array (never a shell), started inside a held
  * directory fd through `/proc/self/fd/N` so the search root cannot be swapped underneath it,
  * with an empty environment (no RIPGREP_CONFIG_PATH, no HOME-based global ignore file) and
- * `--no-config`. The JSON stream is consumed line by line and the process is stopped as soon as
- * the caller has enough.
+ * `--no-config`. The JSON stream is split into records in linear time and bounded memory
+ * (RipgrepRecords.ts) and the process is stopped as soon as the caller has enough.
  */
 export interface RipgrepOptions {
   readonly cwdFd: number
@@ -18,14 +21,8 @@ export interface RipgrepOptions {
   readonly maxFileBytes: number
   readonly excludes: ReadonlyArray<string>
   readonly timeoutSeconds: number
-}
-
-export interface RawMatch {
-  /** Path relative to the search root, "/"-separated, without the leading "./". */
-  readonly path: string
-  readonly line: number
-  /** The matched line without its final "\n" (a "\r" is kept). */
-  readonly text: string
+  /** Longest matched-line preview kept per match (SERVERFS_SEARCH_MAX_LINE_BYTES). */
+  readonly maxLineBytes: number
 }
 
 export type RipgrepOutcome =
@@ -64,36 +61,6 @@ export const ripgrepArgs = (options: RipgrepOptions): ReadonlyArray<string> => [
   "."
 ]
 
-interface JsonText {
-  readonly text?: string
-}
-interface JsonMatch {
-  readonly type: string
-  readonly data?: { readonly path?: JsonText; readonly lines?: JsonText; readonly line_number?: number }
-}
-
-/** One line of rg's JSON stream: a match, the final summary, or something to ignore. */
-export const parseRecord = (line: string): RawMatch | "summary" | undefined => {
-  let record: JsonMatch
-  try {
-    record = JSON.parse(line) as JsonMatch
-  } catch {
-    return undefined
-  }
-  if (record.type === "summary") return "summary"
-  if (record.type !== "match") return undefined
-  // Non-UTF-8 paths and lines arrive as `bytes` instead of `text`: they are dropped.
-  const path = record.data?.path?.text
-  const text = record.data?.lines?.text
-  const lineNumber = record.data?.line_number
-  if (typeof path !== "string" || typeof text !== "string" || typeof lineNumber !== "number") return undefined
-  return {
-    path: path.startsWith("./") ? path.slice(2) : path,
-    line: lineNumber,
-    text: text.endsWith("\n") ? text.slice(0, -1) : text
-  }
-}
-
 /**
  * Run ripgrep, handing each match to `accept`; `accept` returns false to stop the search.
  * Interruption kills the process.
@@ -118,7 +85,6 @@ export const runRipgrep = (
     let stopped = false
     let timedOut = false
     let sawSummary = false
-    let pending = ""
     let killTimer: NodeJS.Timeout | undefined
     const stop = () => {
       if (stopped) return
@@ -131,12 +97,11 @@ export const runRipgrep = (
       stop()
     }, options.timeoutSeconds * 1000)
 
-    const onLine = (line: string) => {
-      if (stopped || line === "") return
-      const record = parseRecord(line)
+    const records = new RecordSplitter(options.maxLineBytes, (record) => {
+      if (stopped) return
       if (record === "summary") sawSummary = true
       else if (record !== undefined && !accept(record)) stop()
-    }
+    })
     const finish = (outcome: RipgrepOutcome) => {
       if (finished) return
       finished = true
@@ -147,14 +112,11 @@ export const runRipgrep = (
     // Listen for "error" first: a spawn that fails (EMFILE while creating its pipes) reports it
     // as an event, and leaves no stdout; an unlistened "error" event would crash the process.
     child.on("error", (error) => finish(spawnFailure(error)))
-    child.stdout?.setEncoding("utf8")
-    child.stdout?.on("data", (chunk: string) => {
-      const lines = (pending + chunk).split("\n")
-      pending = lines.pop() ?? ""
-      for (const line of lines) onLine(line)
+    child.stdout?.on("data", (chunk: Buffer) => {
+      if (!stopped) records.push(chunk)
     })
     child.on("close", (code) => {
-      if (!stopped) onLine(pending)
+      if (!stopped) records.end()
       if (timedOut) return finish({ _tag: "timeout" })
       if (stopped) return finish({ _tag: "stopped" })
       // 0: matches, 1: none. 2 with a summary: the search ran but some entry could not be read

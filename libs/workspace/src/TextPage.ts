@@ -1,4 +1,5 @@
 import * as fs from "node:fs"
+import { Duration, Effect } from "effect"
 
 /**
  * The paging algorithm of read_text_file (tool-contracts §2.5), streaming over an fd so memory
@@ -11,11 +12,19 @@ import * as fs from "node:fs"
  *   line too large;
  * - the page ends (has_more) at `maxLines` lines, or when the next line would push it past
  *   `maxBytes`.
+ *
+ * Work is bounded too (issue 14): the file is read with asynchronous reads in chunks, so the
+ * event loop serves other calls between two chunks however many lines are skipped, and no more
+ * than `maxScanBytes` bytes are read to reach and return the page — a huge start_line on a
+ * sparse 50 GB file ends with "scan-limit" instead of reading the hole, and past `timeoutSeconds`
+ * with "deadline" (an interruption waits for the read in flight, so the fd is never closed under
+ * it).
  */
 export interface PageRequest {
   readonly startLine: number
   readonly maxLines: number
   readonly maxBytes: number
+  readonly maxScanBytes: number
 }
 
 export type PageResult =
@@ -27,86 +36,191 @@ export type PageResult =
     }
   | { readonly _tag: "binary" }
   | { readonly _tag: "line-too-large"; readonly line: number }
+  | { readonly _tag: "scan-limit" }
 
 const BINARY_PROBE = 1024
-const CHUNK = 64 * 1024
+/** Large enough that skipping costs few round trips to the thread pool, small enough to yield often. */
+const CHUNK = 256 * 1024
 const NL = 0x0a
 const BOM = Buffer.from([0xef, 0xbb, 0xbf])
 
-/** Read until `buffer` is full or EOF; returns the byte count (short reads are retried). */
-const readFully = (fd: number, buffer: Buffer, position: number): number => {
+/**
+ * The page state machine: fed chunk by chunk, it returns a result as soon as one is known.
+ * Pure CPU on the bytes it is given; all I/O is the caller's.
+ */
+class PageScanner {
+  private lineNo = 1
+  private current: Buffer[] = []
+  private currentLength = 0
+  private readonly lines: Buffer[] = []
+  private pageBytes = 0
+  private first = true
+
+  constructor(private readonly request: PageRequest) {}
+
+  private page(hasMore: boolean): PageResult {
+    return {
+      _tag: "page",
+      bytes: Buffer.concat(this.lines, this.pageBytes),
+      lineCount: this.lines.length,
+      hasMore
+    }
+  }
+
+  // Completes the current window line; returns false when the page is full (has_more).
+  private complete(): boolean {
+    if (
+      this.lines.length >= this.request.maxLines ||
+      this.pageBytes + this.currentLength > this.request.maxBytes
+    )
+      return false
+    this.lines.push(
+      this.current.length === 1 ? this.current[0]! : Buffer.concat(this.current, this.currentLength)
+    )
+    this.pageBytes += this.currentLength
+    this.current = []
+    this.currentLength = 0
+    return true
+  }
+
+  /** Consume one chunk (the buffer is reused afterwards: window bytes are copied). */
+  feed(input: Buffer): PageResult | undefined {
+    const { startLine, maxBytes } = this.request
+    let chunk = input
+    if (this.first) {
+      this.first = false
+      if (chunk.subarray(0, BINARY_PROBE).includes(0)) return { _tag: "binary" }
+      if (startLine === 1 && chunk.subarray(0, 3).equals(BOM)) chunk = chunk.subarray(3)
+    }
+    let i = 0
+    while (i < chunk.length) {
+      if (this.lineNo < startLine) {
+        // Skipping: only newlines matter.
+        const nl = chunk.indexOf(NL, i)
+        if (nl === -1) return undefined
+        this.lineNo++
+        i = nl + 1
+        continue
+      }
+      const nl = chunk.indexOf(NL, i)
+      const end = nl === -1 ? chunk.length : nl + 1
+      const piece = chunk.subarray(i, end)
+      this.currentLength += piece.length
+      if (this.currentLength > maxBytes) return { _tag: "line-too-large", line: this.lineNo }
+      this.current.push(Buffer.from(piece))
+      if (nl !== -1) {
+        if (!this.complete()) return this.page(true)
+        this.lineNo++
+      }
+      i = end
+    }
+    return undefined
+  }
+
+  /** End of file: a last line without a final newline completes the page. */
+  finish(): PageResult {
+    if (this.currentLength > 0 && !this.complete()) return this.page(true)
+    return this.page(false)
+  }
+}
+
+/**
+ * One positional read on the thread pool. An interruption waits for the read in flight to
+ * complete, so the caller's scope never closes the fd while the pool still uses it.
+ */
+const readAt = (fd: number, buffer: Buffer, offset: number, length: number, position: number) =>
+  Effect.async<number, NodeJS.ErrnoException>((resume) => {
+    let done: (() => void) | undefined
+    let finished = false
+    fs.read(fd, buffer, offset, length, position, (error, n) => {
+      finished = true
+      if (done !== undefined) return done()
+      resume(error === null ? Effect.succeed(n) : Effect.fail(error))
+    })
+    return Effect.async<void>((resumeCancel) => {
+      if (finished) return resumeCancel(Effect.void)
+      done = () => resumeCancel(Effect.void)
+    })
+  })
+
+/** Read until `length` bytes are in or EOF, on the thread pool (short reads are retried). */
+const readFully = (fd: number, buffer: Buffer, length: number, position: number) =>
+  Effect.gen(function* () {
+    let filled = 0
+    while (filled < length) {
+      const n = yield* readAt(fd, buffer, filled, length - filled, position + filled)
+      if (n === 0) break
+      filled += n
+    }
+    return filled
+  })
+
+/** The same, blocking: used for the first chunk only. */
+const readFullySync = (fd: number, buffer: Buffer, length: number): number => {
   let filled = 0
-  while (filled < buffer.length) {
-    const n = fs.readSync(fd, buffer, filled, buffer.length - filled, position + filled)
+  while (filled < length) {
+    const n = fs.readSync(fd, buffer, filled, length - filled, filled)
     if (n === 0) break
     filled += n
   }
   return filled
 }
 
-export const readPage = (fd: number, sizeHint: number, request: PageRequest): PageResult => {
-  const { startLine, maxLines, maxBytes } = request
-  const buffer = Buffer.allocUnsafe(Math.max(BINARY_PROBE, Math.min(CHUNK, sizeHint + 1)))
-  let position = 0
-  let lineNo = 1
-  let current: Buffer[] = []
-  let currentLength = 0
-  const lines: Buffer[] = []
-  let pageBytes = 0
-  let first = true
-
-  // Completes the current window line; returns false when the page is full (has_more).
-  const complete = (): boolean => {
-    if (lines.length >= maxLines || pageBytes + currentLength > maxBytes) return false
-    lines.push(current.length === 1 ? current[0]! : Buffer.concat(current, currentLength))
-    pageBytes += currentLength
-    current = []
-    currentLength = 0
-    return true
-  }
-
-  for (;;) {
-    const n = readFully(fd, buffer, position)
-    if (n === 0) break
-    let chunk = buffer.subarray(0, n)
-    position += n
-    if (first) {
-      first = false
-      if (chunk.subarray(0, BINARY_PROBE).includes(0)) return { _tag: "binary" }
-      if (startLine === 1 && chunk.subarray(0, 3).equals(BOM)) chunk = chunk.subarray(3)
-    }
-    let i = 0
-    while (i < chunk.length) {
-      const nl = chunk.indexOf(NL, i)
-      const end = nl === -1 ? chunk.length : nl + 1
-      if (lineNo >= startLine) {
-        const piece = chunk.subarray(i, end)
-        currentLength += piece.length
-        if (currentLength > maxBytes) return { _tag: "line-too-large", line: lineNo }
-        // Copy: the read buffer is reused for the next chunk.
-        current.push(Buffer.from(piece))
-        if (nl !== -1) {
-          if (!complete())
-            return {
-              _tag: "page",
-              bytes: Buffer.concat(lines, pageBytes),
-              lineCount: lines.length,
-              hasMore: true
-            }
-          lineNo++
-        }
-      } else if (nl !== -1) {
-        lineNo++
+/**
+ * The first chunk of a page is read synchronously: one bounded pread, cheaper than a thread pool
+ * round trip, so a file that fits in it (most files) is paged exactly as before, with no
+ * scheduling in between. Every further chunk goes through the thread pool, under the deadline.
+ *
+ * Fails with the errno error of a failed read.
+ */
+export const readPage = (
+  fd: number,
+  sizeHint: number,
+  request: PageRequest & { readonly timeoutSeconds: number }
+): Effect.Effect<PageResult | { readonly _tag: "deadline" }, NodeJS.ErrnoException> =>
+  Effect.suspend(() => {
+    const scanner = new PageScanner(request)
+    const buffer = Buffer.allocUnsafe(Math.max(BINARY_PROBE, Math.min(CHUNK, sizeHint + 1)))
+    let position = 0
+    /**
+     * Feed `n` bytes just read at `position` out of `requested`: a result, or undefined to read
+     * on. A short read means end of file (the reads retry until full or EOF), which saves the
+     * extra read that would only return 0.
+     */
+    const consume = (n: number, requested: number): PageResult | undefined => {
+      if (n === 0) return scanner.finish()
+      if (position + n > request.maxScanBytes) {
+        // The bound is reached: the bytes up to it may still complete the page.
+        return scanner.feed(buffer.subarray(0, request.maxScanBytes - position)) ?? { _tag: "scan-limit" }
       }
-      i = end
+      position += n
+      const result = scanner.feed(buffer.subarray(0, n))
+      return result ?? (n < requested ? scanner.finish() : undefined)
     }
-  }
-  // A last line without a final newline.
-  if (currentLength > 0 && !complete()) {
-    return { _tag: "page", bytes: Buffer.concat(lines, pageBytes), lineCount: lines.length, hasMore: true }
-  }
-  return { _tag: "page", bytes: Buffer.concat(lines, pageBytes), lineCount: lines.length, hasMore: false }
-}
+    // One byte past the bound is read, so a file of exactly maxScanBytes still completes.
+    const nextLength = () => Math.min(buffer.length, request.maxScanBytes + 1 - position)
+    let first: PageResult | undefined
+    try {
+      const length = nextLength()
+      first = consume(readFullySync(fd, buffer, length), length)
+    } catch (error) {
+      return Effect.fail(error as NodeJS.ErrnoException)
+    }
+    if (first !== undefined) return Effect.succeed(first)
+    return Effect.gen(function* () {
+      for (;;) {
+        const length = nextLength()
+        const result = consume(yield* readFully(fd, buffer, length, position), length)
+        if (result !== undefined) return result
+      }
+    }).pipe(
+      Effect.timeoutTo({
+        duration: Duration.seconds(request.timeoutSeconds),
+        onSuccess: (result): PageResult | { readonly _tag: "deadline" } => result,
+        onTimeout: () => ({ _tag: "deadline" }) as const
+      })
+    )
+  })
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })
 

@@ -1,6 +1,6 @@
 import { ResourceExhausted } from "@serverfs/domain"
 import type { DenyPolicy } from "@serverfs/policy"
-import { AT, close, DT, fstatat, O, openat, readdir } from "@serverfs/posix"
+import { AT, close, DT, fstat, fstatat, O, openat, type ReaddirResult, readdir } from "@serverfs/posix"
 import { compareCodePoints } from "./CodePointOrder.js"
 import { entryTypeOfMode } from "./FileKind.js"
 import { type At, codeOf } from "./OsError.js"
@@ -14,13 +14,38 @@ import { type At, codeOf } from "./OsError.js"
  *   path, and a denied directory's subtree is never opened;
  * - open descriptors are bounded by the depth of the current branch (a frame keeps its fd only
  *   while its subdirectories are pending), and EMFILE surfaces as RESOURCE_EXHAUSTED;
- * - the walk advances in bounded steps so a caller can yield between them.
+ * - the walk advances in bounded steps of entries so a caller can yield between them; a large
+ *   directory (by its st_size) is not read inline: `step` hands it to the caller to read on the
+ *   thread pool and sort in slices (issue 14), then `listed` resumes the walk.
  */
 interface Frame {
   readonly fd: number
   readonly relative: string
   readonly subdirectories: string[]
 }
+
+/** A directory the caller must list (readdirAsync) and order before the walk can go on. */
+export interface ListingRequest {
+  readonly fd: number
+}
+
+/**
+ * Directories whose st_size is above this are listed off the event loop. Directory sizes grow with
+ * their entries on ext4, xfs, btrfs and tmpfs alike (200,000 entries: about 4 MB); small ones are
+ * cheaper to read inline than to send to the thread pool.
+ */
+const LARGE_DIRECTORY_BYTES = 64 * 1024
+
+interface Visiting {
+  readonly frame: Frame
+  readonly listing: ReaddirResult
+  readonly order: ReadonlyArray<number>
+  next: number
+}
+
+/** Entry indices of a listing in code-point order of their names. */
+export const orderOf = (names: ReadonlyArray<string>) => (a: number, b: number) =>
+  compareCodePoints(names[a]!, names[b]!)
 
 export interface WalkVisitor {
   /** Called for each policy-visible regular file; return false to stop the walk. */
@@ -48,55 +73,102 @@ export class TreeWalk {
   /** The frame whose entries have not been read yet (set right after a directory is opened). */
   private pendingScan: Frame | undefined
 
+  /** The listing whose entries are being visited. */
+  private visiting: Visiting | undefined
+
   /**
-   * Advance by up to `budget` directories.
+   * Advance by about `budget` entries. Returns a request when the next directory is large: the
+   * caller lists it and calls `listed` (or `listFailed`) before stepping again.
    * @throws ResourceExhausted; or the error that made the walk's root unreadable
    */
-  step(visitor: WalkVisitor, budget: number): void {
-    for (let n = 0; n < budget && !this.done; n++) {
-      if (this.pendingScan !== undefined) {
-        const frame = this.pendingScan
-        this.pendingScan = undefined
-        if (!this.scan(frame, visitor)) {
-          this.done = true
-          return
+  step(visitor: WalkVisitor, budget: number): ListingRequest | undefined {
+    let work = 0
+    while (work < budget && !this.done) {
+      const visiting = this.visiting
+      if (visiting !== undefined) {
+        while (visiting.next < visiting.order.length && work < budget) {
+          work++
+          if (!this.visit(visiting, visitor)) {
+            this.done = true
+            return undefined
+          }
         }
+        if (visiting.next < visiting.order.length) return undefined
+        // Visit subdirectories in name order: pop() takes from the end.
+        visiting.frame.subdirectories.reverse()
+        this.visiting = undefined
+        continue
       }
+      const frame = this.pendingScan
+      if (frame !== undefined) {
+        if (this.isLarge(frame.fd)) return { fd: frame.fd }
+        this.pendingScan = undefined
+        let listing: ReaddirResult
+        try {
+          listing = readdir(frame.fd)
+        } catch (error) {
+          this.failed(frame, error)
+          continue
+        }
+        work += 1 + listing.names.length
+        const order = listing.names.map((_, i) => i)
+        order.sort(orderOf(listing.names))
+        this.visiting = { frame, listing, order, next: 0 }
+        continue
+      }
+      work++
       this.descend()
+    }
+    return undefined
+  }
+
+  /** The requested directory's listing and its entries' order (see `orderOf`). */
+  listed(listing: ReaddirResult, order: ReadonlyArray<number>): void {
+    const frame = this.pendingScan!
+    this.pendingScan = undefined
+    this.visiting = { frame, listing, order, next: 0 }
+  }
+
+  /**
+   * The requested directory could not be listed.
+   * @throws ResourceExhausted; or `error` when it is the walk's root
+   */
+  listFailed(error: unknown): void {
+    const frame = this.pendingScan!
+    this.pendingScan = undefined
+    this.failed(frame, error)
+  }
+
+  private isLarge(fd: number): boolean {
+    try {
+      return fstat(fd).size > LARGE_DIRECTORY_BYTES
+    } catch {
+      return false // the inline read reports whatever is wrong
     }
   }
 
-  private scan(frame: Frame, visitor: WalkVisitor): boolean {
-    let listing: ReturnType<typeof readdir>
-    try {
-      listing = readdir(frame.fd)
-    } catch (error) {
-      this.exhausted(error)
-      // The root is what the caller asked for: its failure is reported (ACCESS_DENIED), never
-      // an empty result. An unreadable directory below it contributes nothing.
-      if (frame === this.stack[0]) throw error
-      return true
+  private failed(frame: Frame, error: unknown): void {
+    this.exhausted(error)
+    // The root is what the caller asked for: its failure is reported (ACCESS_DENIED), never
+    // an empty result. An unreadable directory below it contributes nothing.
+    if (frame === this.stack[0]) throw error
+  }
+
+  /** One entry of the listing being visited; false stops the walk. */
+  private visit(visiting: Visiting, visitor: WalkVisitor): boolean {
+    const i = visiting.order[visiting.next++]!
+    const { frame, listing } = visiting
+    if (++this.visited > this.maxEntries) {
+      this.capped = true
+      return false
     }
-    const order = listing.names.map((_, i) => i)
-    order.sort((a, b) => compareCodePoints(listing.names[a]!, listing.names[b]!))
-    for (const i of order) {
-      if (++this.visited > this.maxEntries) {
-        this.capped = true
-        return false
-      }
-      const name = listing.names[i]!
-      if (this.policy.checkChild(frame.relative, name) !== "allowed") continue
-      let type = listing.types[i]!
-      if (type === DT.UNKNOWN) type = this.lookupType(frame.fd, name)
-      const relative = frame.relative === "" ? name : `${frame.relative}/${name}`
-      if (type === DT.REG) {
-        if (!visitor.file(relative, name)) return false
-      } else if (type === DT.DIR) {
-        frame.subdirectories.push(name)
-      }
-    }
-    // Visit subdirectories in name order: pop() takes from the end.
-    frame.subdirectories.reverse()
+    const name = listing.names[i]!
+    if (this.policy.checkChild(frame.relative, name) !== "allowed") return true
+    let type = listing.types[i]!
+    if (type === DT.UNKNOWN) type = this.lookupType(frame.fd, name)
+    const relative = frame.relative === "" ? name : `${frame.relative}/${name}`
+    if (type === DT.REG) return visitor.file(relative, name)
+    if (type === DT.DIR) frame.subdirectories.push(name)
     return true
   }
 

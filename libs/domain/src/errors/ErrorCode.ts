@@ -25,6 +25,7 @@ export const FilesystemErrorCode = Schema.Literal(
   "SEARCH_FAILED",
   "RESOURCE_TOO_LARGE",
   "READ_FAILED",
+  "READ_LIMIT_EXCEEDED",
   "WORKDIR_READ_ONLY",
   "PATH_ALREADY_EXISTS",
   "PARENT_NOT_FOUND",

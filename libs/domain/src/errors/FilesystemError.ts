@@ -33,6 +33,7 @@ import type {
   FileChangedDuringRead,
   LineTooLarge,
   ReadFailed,
+  ReadLimitExceeded,
   ResourceTooLarge,
   SearchFailed,
   SearchTimeout,
@@ -69,6 +70,7 @@ export type ReadError =
   | SearchFailed
   | ResourceTooLarge
   | ReadFailed
+  | ReadLimitExceeded
 
 export type MutationError =
   | WorkdirNotFound

@@ -64,3 +64,22 @@ export class ReadFailed extends Schema.TaggedError<ReadFailed>()("READ_FAILED", 
     return `${location(this.workdir, this.path)} could not be read`
   }
 }
+
+/**
+ * Which work bound of a read was reached: the bytes it may scan to reach and return the
+ * requested lines (SERVERFS_MAX_READ_SCAN_BYTES), or its deadline (SERVERFS_READ_TIMEOUT_SECONDS).
+ */
+export const ReadLimit = Schema.Literal("scan_bytes", "deadline")
+
+export class ReadLimitExceeded extends Schema.TaggedError<ReadLimitExceeded>()("READ_LIMIT_EXCEEDED", {
+  ...At,
+  limit: ReadLimit,
+  /** Bytes for scan_bytes, seconds for deadline. */
+  value: Schema.Number
+}) {
+  override get message() {
+    return this.limit === "scan_bytes"
+      ? `${location(this.workdir, this.path)} — reaching the requested lines needs more than ${this.value} bytes of scanning; start nearer the beginning or read a smaller file`
+      : `${location(this.workdir, this.path)} — read exceeded ${this.value}s`
+  }
+}

@@ -103,7 +103,16 @@ export const makeSearchTextInput = (defaultLimit: number, maxPatternLength: numb
   })
 export type SearchTextInput = Schema.Schema.Type<ReturnType<typeof makeSearchTextInput>>
 
-export const SearchMatch = Schema.Struct({ path: Schema.String, line: Schema.Number, text: Schema.String })
+export const SearchMatch = Schema.Struct({
+  path: Schema.String,
+  line: Schema.Number,
+  text: Schema.String,
+  /**
+   * Present (true) only when `text` is a preview: the first SERVERFS_SEARCH_MAX_LINE_BYTES bytes
+   * of a longer matched line, cut on a UTF-8 character boundary (ours, docs/deviations.md).
+   */
+  text_truncated: Schema.optional(Schema.Literal(true))
+})
 export type SearchMatch = typeof SearchMatch.Type
 
 export const SearchTextOutput = Schema.Struct({

@@ -1,9 +1,10 @@
 import type { EntryInfo, ListDirectoryInput, ListDirectoryOutput, ReadError } from "@serverfs/domain"
-import { AT, fstatat, O, readdir } from "@serverfs/posix"
+import { AT, fstatat, O, readdirAsync } from "@serverfs/posix"
 import { Effect } from "effect"
 import { type ChannelContext, resolve } from "../ChannelContext.js"
 import { compareCodePoints } from "../CodePointOrder.js"
 import { openDirectory } from "../DescriptorWalk.js"
+import { filterInSlices, sortInSlices } from "../EventLoopSlices.js"
 import { entryTypeOfMode, timestampOf } from "../FileKind.js"
 import { toWalkError } from "../OsError.js"
 
@@ -34,6 +35,9 @@ const describeEntries = (fd: number, relative: string, names: ReadonlyArray<stri
  * reserved entries dropped on their full relative path; sorted by code point; sliced; only the
  * returned slice is lstat'ed (entries that vanish meanwhile are skipped). Symlinks are reported,
  * never followed.
+ *
+ * A directory of hundreds of thousands of entries must not hold the event loop (issue 14): it is
+ * read on the thread pool, then filtered and sorted in slices with yields in between.
  */
 export const listDirectory = (
   context: ChannelContext,
@@ -46,10 +50,16 @@ export const listDirectory = (
       const limit = Math.min(input.limit, context.settings.maxListEntries)
       const root = context.rootOf(resolved.workdir)
       const fd = yield* openDirectory(root, resolved.components, O.PATH, at)
-      const listing = yield* Effect.try({ try: () => readdir(fd), catch: (e) => toWalkError(e, at) })
+      const listing = yield* Effect.tryPromise({
+        try: () => readdirAsync(fd),
+        catch: (e) => toWalkError(e, at)
+      })
       const policy = resolved.workdir.policy
-      const visible = listing.names.filter((name) => policy.checkChild(resolved.relative, name) === "allowed")
-      visible.sort(compareCodePoints)
+      const allowed = yield* filterInSlices(
+        listing.names,
+        (name) => policy.checkChild(resolved.relative, name) === "allowed"
+      )
+      const visible = yield* sortInSlices(allowed, compareCodePoints)
       const entries = describeEntries(
         fd,
         resolved.relative,

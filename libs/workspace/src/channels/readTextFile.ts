@@ -4,6 +4,7 @@ import {
   LineTooLarge,
   NotAFile,
   type ReadError,
+  ReadLimitExceeded,
   type ReadTextFileOutput,
   UnsupportedTextEncoding
 } from "@serverfs/domain"
@@ -52,15 +53,24 @@ export const readTextPage = (
       const parent = yield* openParent(root, resolved.components, O.PATH, at)
       const file = yield* openRegularFile(parent.fd, parent.name, O.RDONLY, at)
       const revision = revisionOf(file.stat)
-      const page = yield* Effect.try({
-        try: () =>
-          readPage(file.fd, file.stat.size, {
-            startLine: window.startLine,
-            maxLines: Math.min(window.maxLines, resolved.workdir.maxReadLines),
-            maxBytes: resolved.workdir.maxReadBytes
-          }),
-        catch: (e) => toWalkError(e, at)
-      })
+      const { maxReadScanBytes, readTimeoutSeconds } = context.settings
+      // Bounded in bytes scanned and in time (issue 14): a large start_line on a huge or sparse
+      // file ends with READ_LIMIT_EXCEEDED instead of holding the server. The deadline
+      // interrupts between two chunk reads (waiting for the one in flight); the scope then closes
+      // the fd.
+      const page = yield* readPage(file.fd, file.stat.size, {
+        startLine: window.startLine,
+        maxLines: Math.min(window.maxLines, resolved.workdir.maxReadLines),
+        maxBytes: resolved.workdir.maxReadBytes,
+        maxScanBytes: maxReadScanBytes,
+        timeoutSeconds: readTimeoutSeconds
+      }).pipe(Effect.mapError((e) => toWalkError(e, at)))
+      if (page._tag === "deadline") {
+        return yield* new ReadLimitExceeded({ ...at, limit: "deadline", value: readTimeoutSeconds })
+      }
+      if (page._tag === "scan-limit") {
+        return yield* new ReadLimitExceeded({ ...at, limit: "scan_bytes", value: maxReadScanBytes })
+      }
       if (page._tag === "binary") return yield* new BinaryFile(at)
       if (page._tag === "line-too-large") {
         return yield* new LineTooLarge({ ...at, line: page.line, maxBytes: resolved.workdir.maxReadBytes })

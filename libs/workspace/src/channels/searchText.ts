@@ -3,6 +3,7 @@ import {
   type ReadError,
   ResourceExhausted,
   SearchFailed,
+  type SearchMatch,
   type SearchTextInput,
   type SearchTextOutput,
   SearchTimeout
@@ -26,11 +27,26 @@ const VCS_EXCLUDES = [...VCS_NAMES].map((name) => `!${name}`)
  */
 const CONFIRM_BATCH = 32
 
+/** Room left in the response budget for everything but the matches array. */
+const ENVELOPE_BYTES = 1024
+
+/**
+ * Bytes the matches of one response may take, so that the result — encoded twice by the call
+ * pipeline (text + structuredContent) — stays within SERVERFS_MAX_RESPONSE_BYTES.
+ */
+export const matchBudget = (maxResponseBytes: number): number =>
+  Math.floor(maxResponseBytes / 2) - ENVELOPE_BYTES
+
 /**
  * search_text (tool-contracts §2.4): literal search with ripgrep in the held search directory.
  * Every result path is checked again against the workdir policy and confirmed through the
  * descriptor walk; rg is stopped once limit+1 valid matches are in, and truncated=true means
  * strictly more than `limit` exist.
+ *
+ * The response is bounded in bytes too (issue 14): a matched line longer than
+ * SERVERFS_SEARCH_MAX_LINE_BYTES is returned as a preview marked `text_truncated: true`, and
+ * matches stop (truncated=true) before their encoded size would exceed the search's share of the
+ * response budget.
  */
 export const searchText = (
   context: ChannelContext,
@@ -62,14 +78,34 @@ export const searchText = (
         catch: (e) => toWalkError(e, at)
       })
       const policy = resolved.workdir.policy
+      const maxLineBytes = context.settings.searchMaxLineBytes
+      const budget = matchBudget(context.settings.maxResponseBytes)
+      const output = (m: RawMatch): SearchMatch => ({
+        path: resolved.relative === "" ? m.path : `${resolved.relative}/${m.path}`,
+        line: m.line,
+        text: m.text,
+        ...(m.truncated ? { text_truncated: true as const } : {})
+      })
       // Matches are confirmed through the descriptor walk in batches while rg runs, and only
       // confirmed ones count towards the limit: a match the walk refuses (a raced directory, a
       // file rg transcoded from UTF-16) must neither use up the limit nor make `truncated` true.
-      const confirmed: RawMatch[] = []
+      const confirmed: SearchMatch[] = []
+      let confirmedBytes = 0
+      let overBudget = false
       let pending: RawMatch[] = []
       let confirmError: unknown
       const settle = () => {
-        confirmed.push(...confirmMatches(fd, pending))
+        for (const match of confirmMatches(fd, pending, maxLineBytes)) {
+          if (overBudget) break
+          const out = output(match)
+          // +1: the comma between two array elements.
+          const bytes = Buffer.byteLength(JSON.stringify(out)) + 1
+          if (confirmedBytes + bytes > budget) overBudget = true
+          else {
+            confirmed.push(out)
+            confirmedBytes += bytes
+          }
+        }
         pending = []
       }
       const outcome = yield* runRipgrep(
@@ -81,7 +117,8 @@ export const searchText = (
           hidden: policy.settings.allowHidden,
           maxFileBytes: context.settings.searchMaxFileBytes,
           excludes: [...VCS_EXCLUDES, ...RESERVED_RG_EXCLUDES, ...policy.ripgrepExcludes()],
-          timeoutSeconds: context.settings.searchTimeoutSeconds
+          timeoutSeconds: context.settings.searchTimeoutSeconds,
+          maxLineBytes
         },
         (match) => {
           const components = [...resolved.components, ...match.path.split("/")]
@@ -95,7 +132,7 @@ export const searchText = (
               return false
             }
           }
-          return confirmed.length <= limit
+          return confirmed.length <= limit && !overBudget
         }
       )
       if (outcome._tag === "timeout") {
@@ -107,11 +144,7 @@ export const searchText = (
         e instanceof ResourceExhausted ? new ResourceExhausted(at) : toWalkError(e, at)
       if (confirmError !== undefined) return yield* confirmFailure(confirmError)
       yield* Effect.try({ try: settle, catch: confirmFailure })
-      const matches = confirmed.slice(0, limit).map((m) => ({
-        path: resolved.relative === "" ? m.path : `${resolved.relative}/${m.path}`,
-        line: m.line,
-        text: m.text
-      }))
-      return { matches, returned: matches.length, truncated: confirmed.length > limit }
+      const matches = confirmed.slice(0, limit)
+      return { matches, returned: matches.length, truncated: confirmed.length > limit || overBudget }
     })
   )
