@@ -53,7 +53,7 @@ beforeAll(async () => {
   // Minified bundles: one 1 MiB line each, all matching the query.
   for (let i = 1; i <= 6; i++) tree.file(`minified/bundle-${i}.js`, `${"x".repeat(MIB - 16)}needle${i}\n`)
   tree.file("long-line/twenty.txt", `needle${"y".repeat(20 * MIB)}\n`)
-  tree.file("long-line/fifty.txt", `${"z".repeat(50 * MIB)}needle\n`)
+  tree.file("long-line/fifty.txt", `${"z".repeat(50_000_000)}needle\n`)
   const many = tree.dir("many")
   for (let i = 0; i < 200_000; i++) fs.closeSync(fs.openSync(path.join(many, `entry-${i}`), "w"))
   rw = path.join(tree.base, "rw")
