@@ -59,6 +59,8 @@ const program = Effect.gen(function* () {
     socketPath: global.agentBridgeSocket,
     allowedPeer: { uid: settings.peerUid, gid: settings.peerGid },
     ...(settings.peerGid === null ? {} : { sharedGid: settings.peerGid }),
+    maxConnections: settings.maxConnections,
+    idleTimeoutSeconds: settings.connectionIdleSeconds,
     handle: (method, params) => Effect.zipRight(reconciled.await, handle(method, params))
   })
   yield* tasks.reconcileAtStartup

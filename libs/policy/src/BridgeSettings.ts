@@ -17,6 +17,8 @@ export interface BridgeSettings {
   readonly taskTimeoutSeconds: number
   readonly interactionTimeoutSeconds: number
   readonly maxActiveTasks: number
+  readonly maxConnections: number
+  readonly connectionIdleSeconds: number
   readonly retentionSeconds: number
   readonly resultSpoolThresholdBytes: number
   readonly enableFakeRuntime: boolean
@@ -37,6 +39,16 @@ export const MAX_SPOOLED_RESULT_BYTES = 8_388_608
  * view (manifest, pending request ≤ 64 KiB, preview), so inline results stay well below it.
  */
 export const MAX_INLINE_RESULT_BYTES = 524_288
+
+/** The most connections the bridge socket may be configured to hold (each one a descriptor). */
+export const MAX_CONNECTIONS_LIMIT = 4096
+
+const atMost =
+  (fallback: number, max: number): Parse<number> =>
+  (raw) =>
+    Either.flatMap(strictInt(fallback)(raw), (n) =>
+      n <= max ? Either.right(n) : Either.left(`must be at most ${max}`)
+    )
 
 const defaultCodexHome = (): string => process.env.CODEX_HOME ?? path.join(os.homedir(), ".codex")
 
@@ -124,6 +136,21 @@ export const BRIDGE_VARIABLES: { readonly [K in keyof BridgeSettings]: Entry<Bri
     default: "4",
     parse: strictInt(4),
     description: "Most non-terminal tasks at once (AGENT_TASK_LIMIT_REACHED)."
+  },
+  maxConnections: {
+    variable: "SERVERFS_AGENT_MAX_CONNECTIONS",
+    kind: "strict int",
+    default: "64",
+    parse: atMost(64, MAX_CONNECTIONS_LIMIT),
+    description: `Most connections open on the bridge socket at once (at most ${MAX_CONNECTIONS_LIMIT}). A new connection over it takes the place of the connection idle the longest; when every one has a request in flight it gets one BRIDGE_CLOSED line and is closed.`
+  },
+  connectionIdleSeconds: {
+    variable: "SERVERFS_AGENT_CONNECTION_IDLE_SECONDS",
+    kind: "strict int",
+    default: "60",
+    parse: atMost(60, 86_400),
+    description:
+      "A bridge socket connection that sends no complete request (or does not read its answer) for this long is closed. A connection whose request is being handled is never idle."
   },
   retentionSeconds: {
     variable: "SERVERFS_AGENT_TASK_RETENTION_HOURS",
