@@ -35,7 +35,10 @@ const openIdle = (socketPath: string, count: number, payload = "") =>
       }
       return out
     }),
-    (idle) => Effect.sync(() => idle.forEach((c) => c.socket.destroy()))
+    (idle) =>
+      Effect.sync(() => {
+        for (const c of idle) c.socket.destroy()
+      })
   )
 
 const isOpen = (c: Idle) => !c.socket.destroyed && c.socket.readyState === "open"
@@ -117,7 +120,7 @@ describe("idle timeout", () => {
         yield* Effect.promise(() => Promise.all([...silent, ...partial].map((c) => c.closed))).pipe(
           Effect.timeoutFail({
             duration: "10 seconds",
-            onTimeout: () => new Error("idle connections stayed open")
+            onTimeout: () => "idle connections stayed open"
           })
         )
       })
