@@ -17,6 +17,7 @@ export interface BridgeSettings {
   readonly taskTimeoutSeconds: number
   readonly interactionTimeoutSeconds: number
   readonly maxActiveTasks: number
+  readonly stateMaxBytes: number
   readonly maxConnections: number
   readonly connectionIdleSeconds: number
   readonly retentionSeconds: number
@@ -34,6 +35,14 @@ export interface BridgeSettings {
 }
 
 export const MAX_SPOOLED_RESULT_BYTES = 8_388_608
+/** What a task's result may count against its share: the largest spooled result and its preview. */
+export const RESULT_SHARE_BYTES = MAX_SPOOLED_RESULT_BYTES + 65_536
+/** The least a task's share leaves for its events. */
+export const MIN_EVENT_SHARE_BYTES = 1_048_576
+
+/** One active task's share of the state's disk budget. */
+export const taskShareBytes = (settings: Pick<BridgeSettings, "stateMaxBytes" | "maxActiveTasks">): number =>
+  Math.floor(settings.stateMaxBytes / settings.maxActiveTasks)
 /**
  * The largest inline result: task.get must fit one 1 MiB RPC frame with the rest of the task
  * view (manifest, pending request ≤ 64 KiB, preview), so inline results stay well below it.
@@ -136,6 +145,14 @@ export const BRIDGE_VARIABLES: { readonly [K in keyof BridgeSettings]: Entry<Bri
     default: "4",
     parse: strictInt(4),
     description: "Most non-terminal tasks at once (AGENT_TASK_LIMIT_REACHED)."
+  },
+  stateMaxBytes: {
+    variable: "SERVERFS_AGENT_STATE_MAX_BYTES",
+    kind: "strict int",
+    default: "536870912",
+    parse: strictInt(536_870_912),
+    description:
+      "Disk budget of the bridge's state (events and results). Each active task may use an equal share (this / SERVERFS_AGENT_MAX_ACTIVE_TASKS; events beyond it: AGENT_EVENT_LIMIT_REACHED); finished tasks are evicted oldest first to keep within it, and a submission that cannot get a share even then is refused (AGENT_STORAGE_LIMIT_REACHED). At least 9.1 MiB per active task."
   },
   maxConnections: {
     variable: "SERVERFS_AGENT_MAX_CONNECTIONS",
@@ -274,5 +291,14 @@ export const loadBridgeSettings: Effect.Effect<BridgeSettings, ConfigurationErro
     }
     out[key] = parsed.right
   }
-  return out as unknown as BridgeSettings
+  const settings = out as unknown as BridgeSettings
+  // Every active task must be able to hold its largest result and some events within its share.
+  const least = settings.maxActiveTasks * (RESULT_SHARE_BYTES + MIN_EVENT_SHARE_BYTES)
+  if (settings.stateMaxBytes < least) {
+    return yield* new ConfigurationError({
+      variable: BRIDGE_VARIABLES.stateMaxBytes.variable,
+      problem: `must be at least ${least} (${RESULT_SHARE_BYTES + MIN_EVENT_SHARE_BYTES} per active task, SERVERFS_AGENT_MAX_ACTIVE_TASKS=${settings.maxActiveTasks})`
+    })
+  }
+  return settings
 })

@@ -91,6 +91,14 @@ export interface BudgetOptions {
   readonly protectedTaskIds?: Iterable<string>
 }
 
+export interface StorageUsage {
+  /** Every task's bytes. */
+  readonly totalBytes: number
+  /** The non-terminal tasks' bytes, and how many they are. */
+  readonly activeBytes: number
+  readonly activeTasks: number
+}
+
 export interface BudgetOutcome {
   /** Finished tasks evicted, oldest first. */
   readonly evicted: ReadonlyArray<string>
@@ -208,8 +216,8 @@ export interface TaskStoreShape {
   ) => Effect.Effect<AbandonResult, AgentTaskNotFound | RequestNotFound>
   readonly getPendingRequest: (requestId: string) => Effect.Effect<Option.Option<PendingRequestRecord>>
   readonly gc: (options: GcOptions) => Effect.Effect<ReadonlyArray<string>>
-  /** The bytes the state holds for all tasks (events and results): one aggregate query. */
-  readonly storageUsage: () => Effect.Effect<number>
+  /** The bytes the state holds for its tasks (events and results): one aggregate query. */
+  readonly storageUsage: () => Effect.Effect<StorageUsage>
   /**
    * Evict finished tasks, oldest completion first (never an active or a protected one), until
    * usage + reserve fits the budget or nothing evictable is left. Each goes whole, as in `gc`.
@@ -854,16 +862,24 @@ const makeStore = Effect.gen(function* () {
     `stored_bytes + COALESCE(result_size_bytes, 0) + CASE result_storage WHEN 'spool' THEN ${RESULT_PREVIEW_ALLOWANCE_BYTES} ELSE 0 END`
   )
 
-  const storageUsage = () =>
+  const storageUsage = (): Effect.Effect<StorageUsage> =>
     Effect.orDie(
       Effect.map(
-        sql<{ readonly used: number }>`SELECT COALESCE(SUM(${taskBytes}), 0) AS used FROM tasks`,
-        (rows) => rows[0]?.used ?? 0
+        sql<{ readonly total: number; readonly active: number; readonly active_tasks: number }>`
+          SELECT COALESCE(SUM(${taskBytes}), 0) AS total,
+            COALESCE(SUM(CASE WHEN status IN ${sql.in(TERMINAL)} THEN 0 ELSE ${taskBytes} END), 0) AS active,
+            COALESCE(SUM(CASE WHEN status IN ${sql.in(TERMINAL)} THEN 0 ELSE 1 END), 0) AS active_tasks
+          FROM tasks`,
+        (rows) => ({
+          totalBytes: rows[0]?.total ?? 0,
+          activeBytes: rows[0]?.active ?? 0,
+          activeTasks: rows[0]?.active_tasks ?? 0
+        })
       )
     )
 
   const evictForBudget = Effect.fn("TaskStore.evictForBudget")(function* (options: BudgetOptions) {
-    let usage = yield* storageUsage()
+    let usage = (yield* storageUsage()).totalBytes
     const evicted: Array<string> = []
     if (usage + options.reserveBytes <= options.budgetBytes) return { evicted, usageBytes: usage }
     const guarded = new Set(options.protectedTaskIds ?? [])
@@ -880,7 +896,7 @@ const makeStore = Effect.gen(function* () {
       }
     }
     // Recounted: the tasks still running went on writing meanwhile.
-    return { evicted, usageBytes: yield* storageUsage() }
+    return { evicted, usageBytes: (yield* storageUsage()).totalBytes }
   })
 
   const integrityCheck = () =>

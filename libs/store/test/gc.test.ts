@@ -183,9 +183,9 @@ describe("disk budget", () => {
         temp.stateDir,
         Effect.gen(function* () {
           const store = yield* TaskStore
-          expect(yield* store.storageUsage()).toBe(0)
+          expect((yield* store.storageUsage()).totalBytes).toBe(0)
           const first = yield* heavyTask(100_000, 10)
-          const one = yield* store.storageUsage()
+          const one = (yield* store.storageUsage()).totalBytes
           // 10 events of ~1 KiB, 100,000 result bytes, the spooled result's preview allowance.
           expect(one).toBeGreaterThan(100_000 + 10 * 1000 + 65_536)
           expect(one).toBeLessThan(100_000 + 10 * 1200 + 65_536)
@@ -195,7 +195,7 @@ describe("disk budget", () => {
           const running = yield* insertRunning()
           for (let i = 0; i < 50; i++)
             yield* store.appendEvent(running, "agent.message", { text: "y".repeat(1000) }, eventLimits)
-          const total = yield* store.storageUsage()
+          const total = (yield* store.storageUsage()).totalBytes
           expect(total).toBeGreaterThan(4 * one + 50_000)
 
           // Within budget: nothing goes.
@@ -208,7 +208,7 @@ describe("disk budget", () => {
           })
           expect(outcome.evicted).toEqual([first, second])
           expect(outcome.usageBytes).toBe(total - 2 * one)
-          expect(outcome.usageBytes).toBe(yield* store.storageUsage())
+          expect(outcome.usageBytes).toBe((yield* store.storageUsage()).totalBytes)
           for (const gone of [first, second]) {
             expect(yield* rowCounts(gone)).toEqual([0, 0, 0])
             expect(fs.existsSync(resultFile(gone))).toBe(false)
@@ -246,7 +246,7 @@ describe("disk budget", () => {
           const accepted = outcomes.filter((o) => o === "ok").length
           expect(accepted).toBeGreaterThanOrEqual(8)
           expect(outcomes.slice(accepted)).toEqual(Array(12 - accepted).fill("AGENT_EVENT_LIMIT_REACHED"))
-          expect(yield* store.storageUsage()).toBeLessThanOrEqual(10_000)
+          expect((yield* store.storageUsage()).totalBytes).toBeLessThanOrEqual(10_000)
         })
       )
   )

@@ -17,6 +17,7 @@ import {
   AgentRuntimeNotAllowed,
   AgentRuntimeUnavailable,
   AgentSessionNotResumable,
+  AgentStorageLimitReached,
   AgentTaskNotActive,
   AgentTaskNotFound,
   AgentTaskTerminal,
@@ -59,7 +60,9 @@ import {
   Configuration,
   MAX_SPOOLED_RESULT_BYTES,
   NATIVE_RUNTIMES,
+  RESULT_SHARE_BYTES,
   resolvePath,
+  taskShareBytes,
   type Workdir,
   WorkdirRegistry
 } from "@serverfs/policy"
@@ -110,7 +113,6 @@ import { taskView } from "./TaskViews.js"
  */
 const PREVIEW_BYTES = 65_536
 const DEFAULT_EVENTS_LIMIT = 100
-const EVENT_LIMITS: EventLimits = { maxEventsPerTask: MAX_EVENTS_PER_TASK, maxEventBytes: MAX_EVENT_BYTES }
 
 const isoAfter = (millis: number, seconds: number) => new Date(millis + seconds * 1000).toISOString()
 
@@ -146,6 +148,15 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
     const roots = yield* WorkdirRoots
     const settings = yield* BridgeSettingsTag
     const audit = yield* AuditLog
+    // The disk budget (issue 14): every active task may use one equal share of it — its events
+    // up to the share less room for its largest result — so the budget holds what the active
+    // tasks can still write; finished tasks are evicted to keep the rest within it.
+    const taskShare = taskShareBytes(settings)
+    const EVENT_LIMITS: EventLimits = {
+      maxEventsPerTask: MAX_EVENTS_PER_TASK,
+      maxEventBytes: MAX_EVENT_BYTES,
+      maxStoredBytesPerTask: taskShare - RESULT_SHARE_BYTES
+    }
     /** An event the store refused to keep: logged and dropped, the task goes on. */
     const eventDropped = (taskId: string, eventType: string, refusal: EventRefusal) =>
       audit.emit("WARNING", "event_dropped", {
@@ -644,13 +655,49 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
         yield* leases.removeGuard(slot)
       })
 
+    /** Tasks a recovery guard points at: kept whatever their age or the budget. */
+    const guardedTaskIds = Effect.map(leases.validGuards(), (guards) =>
+      guards.map(({ guard }) => guard.task_id)
+    )
+
+    /**
+     * Keep the state within its disk budget with room for `newTasks` more active tasks: usage,
+     * plus what the active tasks may still write up to their shares, plus a share per new task.
+     * Finished tasks are evicted oldest first while that is over the budget. Returns whether it
+     * now fits. One aggregate query when it already fits.
+     */
+    const enforceBudget = (newTasks: number): Effect.Effect<boolean> =>
+      Effect.gen(function* () {
+        const usage = yield* store.storageUsage()
+        // Never more shares than the task cap allows: a submit over the cap is refused by the
+        // insert (AGENT_TASK_LIMIT_REACHED) and must not evict anything first.
+        const shares = Math.min(usage.activeTasks + newTasks, settings.maxActiveTasks)
+        const reserve = Math.max(0, shares * taskShare - usage.activeBytes)
+        if (usage.totalBytes + reserve <= settings.stateMaxBytes) return true
+        const outcome = yield* store.evictForBudget({
+          budgetBytes: settings.stateMaxBytes,
+          reserveBytes: reserve,
+          protectedTaskIds: yield* guardedTaskIds
+        })
+        if (outcome.evicted.length > 0)
+          yield* audit.emit("INFO", "tasks_evicted", {
+            reason: "state_budget",
+            count: outcome.evicted.length,
+            usage_bytes: outcome.usageBytes
+          })
+        return outcome.usageBytes + reserve <= settings.stateMaxBytes
+      })
+
     const collectGarbage: Effect.Effect<void> = Effect.gen(function* () {
       // Most calls find nothing old enough: one indexed read, and the guards are not even read.
       const now = yield* Clock.currentTimeMillis
       const cutoff = new Date(now - settings.retentionSeconds * 1000).toISOString()
-      if ((yield* store.listTerminalTaskIdsOlderThan(cutoff)).length === 0) return
-      const guarded = (yield* leases.validGuards()).map(({ guard }) => guard.task_id)
-      yield* store.gc({ retentionSeconds: settings.retentionSeconds, protectedTaskIds: guarded })
+      if ((yield* store.listTerminalTaskIdsOlderThan(cutoff)).length > 0)
+        yield* store.gc({
+          retentionSeconds: settings.retentionSeconds,
+          protectedTaskIds: yield* guardedTaskIds
+        })
+      yield* enforceBudget(0)
     }).pipe(Effect.catchAllCause(() => Effect.void))
 
     const submit = (
@@ -740,6 +787,13 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
 
         return yield* submitLock.withPermits(1)(
           Effect.gen(function* () {
+            // Under the submit lock: the room counted here is not given to a concurrent submit.
+            if (!(yield* enforceBudget(1))) {
+              return yield* new AgentStorageLimitReached({
+                message:
+                  "the Agent Bridge's state is at its disk budget and no finished task can be evicted; wait for active tasks to finish"
+              })
+            }
             const liveTask = newLiveTask(taskId)
             if (profile === "workspace-write") {
               // The flock first (a live writer anywhere means WORKDIR_BUSY, as on the MCP side);
