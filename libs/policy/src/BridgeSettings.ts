@@ -152,7 +152,7 @@ export const BRIDGE_VARIABLES: { readonly [K in keyof BridgeSettings]: Entry<Bri
     default: "536870912",
     parse: strictInt(536_870_912),
     description:
-      "Disk budget of the bridge's state (events and results). Each active task may use an equal share (this / SERVERFS_AGENT_MAX_ACTIVE_TASKS; events beyond it: AGENT_EVENT_LIMIT_REACHED); finished tasks are evicted oldest first to keep within it, and a submission that cannot get a share even then is refused (AGENT_STORAGE_LIMIT_REACHED). At least 9.1 MiB per active task."
+      "Disk budget of the bridge's state (events and results). Each active task may use an equal share (this / SERVERFS_AGENT_MAX_ACTIVE_TASKS; events beyond it: AGENT_EVENT_LIMIT_REACHED); finished tasks are evicted oldest first to keep within it, and a submission that cannot get a share even then is refused (AGENT_STORAGE_LIMIT_REACHED). At least 9502720 bytes (8 MiB + 64 KiB for a result, 1 MiB of events) per active task."
   },
   maxConnections: {
     variable: "SERVERFS_AGENT_MAX_CONNECTIONS",
