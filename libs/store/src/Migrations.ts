@@ -98,7 +98,7 @@ const storedBytes = Effect.gen(function* () {
   // whose manifests and inline results would make a table scan heavy.
   yield* sql`
     CREATE INDEX tasks_storage
-    ON tasks (completed_at, status, stored_bytes, result_storage, result_size_bytes)`
+    ON tasks (completed_at, status, stored_bytes, result_storage, result_size_bytes, task_id)`
 })
 
 /** What one event row costs beyond its payload and type: ids, timestamp, index entries. */

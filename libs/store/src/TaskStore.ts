@@ -878,14 +878,15 @@ const makeStore = Effect.gen(function* () {
       )
     )
 
+  // Both read only the covering index tasks_storage (migration 0002), never task rows.
   const evictForBudget = Effect.fn("TaskStore.evictForBudget")(function* (options: BudgetOptions) {
     let usage = (yield* storageUsage()).totalBytes
     const evicted: Array<string> = []
     if (usage + options.reserveBytes <= options.budgetBytes) return { evicted, usageBytes: usage }
     const guarded = new Set(options.protectedTaskIds ?? [])
     const candidates = yield* Effect.orDie(sql<{ readonly task_id: string; readonly bytes: number }>`
-      SELECT task_id, ${taskBytes} AS bytes FROM tasks
-      WHERE status IN ${sql.in(TERMINAL)}
+      SELECT task_id, ${taskBytes} AS bytes FROM tasks INDEXED BY tasks_storage
+      WHERE completed_at IS NOT NULL AND status IN ${sql.in(TERMINAL)}
       ORDER BY completed_at, task_id`)
     for (const { task_id, bytes } of candidates) {
       if (usage + options.reserveBytes <= options.budgetBytes) break
