@@ -24,7 +24,7 @@ import {
   waitForStatus
 } from "./support/daemon.js"
 import { guardPath } from "./support/mcpSide.js"
-import { storageUsage } from "./support/store.js"
+import { nonTerminalTaskIds, plantTask, spoolFile, storageUsage } from "./support/store.js"
 
 let sandbox: Sandbox
 
@@ -49,9 +49,9 @@ const spooledBytes = (stateDir: string) => {
 describe("the state's disk budget", () => {
   it("finished tasks are evicted oldest first; usage and spooled results stay within the budget", async () => {
     sandbox = makeSandbox([{ slot: 1, alias: "w1", mode: "review", runtimes: "fake" }])
-    // Two active tasks at most: a share of 12 MiB each.
+    // One active task at most: a share of 12 MiB (half the budget).
     const bridge = await startBridge(
-      sandbox.env({ SERVERFS_AGENT_MAX_ACTIVE_TASKS: "2", SERVERFS_AGENT_STATE_MAX_BYTES: String(BUDGET) })
+      sandbox.env({ SERVERFS_AGENT_MAX_ACTIVE_TASKS: "1", SERVERFS_AGENT_STATE_MAX_BYTES: String(BUDGET) })
     )
     const ids: Array<string> = []
     for (let i = 0; i < 12; i++) {
@@ -86,43 +86,100 @@ describe("the state's disk budget", () => {
     expect(evicted.reduce((n, r) => n + Number(r.count), 0)).toBe(firstKept)
   })
 
-  it("finished tasks a recovery guard protects cannot be evicted: a submission without room → AGENT_STORAGE_LIMIT_REACHED, nothing inserted; room again once the active task ends", async () => {
+  it("finished tasks a recovery guard protects are never evicted: without room for a share → AGENT_STORAGE_LIMIT_REACHED, nothing inserted; once the guard is gone, room again", async () => {
     sandbox = makeSandbox([
       { slot: 1, alias: "w1", mode: "workspace-write", runtimes: "fake" },
-      { slot: 2, alias: "w2", mode: "review", runtimes: "fake" }
+      { slot: 2, alias: "w2", mode: "workspace-write", runtimes: "fake" },
+      { slot: 3, alias: "w3", mode: "review", runtimes: "fake" }
     ])
-    // The least budget two active tasks allow: every byte of it is their shares.
+    // The least budget one active task allows: a share is half of it (9,502,720 bytes).
     const budget = 2 * (8 * MIB + 65_536 + MIB)
+    const result = "r".repeat(8_000_000)
+    // Left by an earlier bridge: an unguarded finished task, then two whose guards name a runtime
+    // this bridge does not run (so nothing can prove them stopped: the guards stay).
+    const plain = await plantTask(sandbox.stateDir, {
+      status: "succeeded",
+      workdirAlias: "w3",
+      slot: 3,
+      profile: "review",
+      spooledResult: result
+    })
+    const guarded: Array<string> = []
+    for (const slot of [1, 2]) {
+      const taskId = await plantTask(sandbox.stateDir, {
+        status: "succeeded",
+        workdirAlias: `w${slot}`,
+        slot,
+        profile: "workspace-write",
+        spooledResult: result
+      })
+      guarded.push(taskId)
+      fs.mkdirSync(path.join(sandbox.lockDir, "active"), { recursive: true, mode: 0o700 })
+      fs.chmodSync(sandbox.lockDir, 0o700)
+      const now = new Date().toISOString()
+      fs.writeFileSync(
+        guardPath(sandbox.lockDir, slot),
+        `${JSON.stringify({
+          correlation_id: null,
+          created_at: now,
+          native_session_id: null,
+          native_turn_id: null,
+          runtime: "codex",
+          schema_version: 1,
+          slot,
+          task_id: taskId,
+          updated_at: now,
+          workdir_alias: `w${slot}`
+        })}\n`,
+        { mode: 0o600 }
+      )
+    }
     const bridge = await startBridge(
-      sandbox.env({ SERVERFS_AGENT_MAX_ACTIVE_TASKS: "2", SERVERFS_AGENT_STATE_MAX_BYTES: String(budget) })
+      sandbox.env({ SERVERFS_AGENT_MAX_ACTIVE_TASKS: "1", SERVERFS_AGENT_STATE_MAX_BYTES: String(budget) })
     )
     const c = bridge.client
-    // A writer whose provider the scripted runtime claims survives its cancel: finished, but its
-    // guard stays and protects it (and its 2,000 events) from eviction.
-    const survivor = await call(
-      c,
-      "task.submit",
-      submitParams({ prompt: "survive:\nevents:2000\nwait:", profile: "workspace-write" }, "w1")
-    )
-    await waitForStatus(c, survivor.task_id, "running")
-    await call(c, "task.cancel", { task_id: survivor.task_id })
-    expect(fs.existsSync(guardPath(sandbox.lockDir, 1))).toBe(true)
-    // One active task holds its share; the protected task's bytes leave no share for another.
-    const active = await call(c, "task.submit", submitParams({ prompt: "wait:" }, "w2"))
-    await waitForStatus(c, active.task_id, "running")
+    // Startup kept the state within the budget: the unguarded task went, the guarded ones stay.
+    expect((await callError(c, "task.get", { task_id: plain })).code).toBe("AGENT_TASK_NOT_FOUND")
+    expect(fs.existsSync(spoolFile(sandbox.stateDir, plain))).toBe(false)
+    expect(await storageUsage(sandbox.stateDir)).toBeLessThanOrEqual(budget)
 
-    const refused = await callError(c, "task.submit", submitParams({ prompt: "complete:no room" }, "w2"))
-    expect(refused.code).toBe("AGENT_STORAGE_LIMIT_REACHED")
-    expect(refused.message).not.toContain(sandbox.base)
-    // Nothing was inserted and nothing evicted: only the two tasks exist.
-    expect((await getTask(c, survivor.task_id)).status).toBe("cancelled")
-    expect((await getTask(c, active.task_id)).status).toBe("running")
+    // The guarded tasks leave no room for one more share: refused, nothing inserted or evicted.
+    const refused = await callError(c, "task.submit", submitParams({ prompt: "complete:no room" }, "w3"))
+    expect(refused).toEqual({
+      code: "AGENT_STORAGE_LIMIT_REACHED",
+      message:
+        "the Agent Bridge's state is at its disk budget and no finished task can be evicted; wait for active tasks to finish"
+    })
+    for (const id of guarded) expect((await getTask(c, id)).status).toBe("succeeded")
+    expect(await nonTerminalTaskIds(sandbox.stateDir)).toEqual([])
 
-    // The active task ends: its share is free again (it is finished and evictable).
-    await call(c, "task.cancel", { task_id: active.task_id })
-    const next = await call(c, "task.submit", submitParams({ prompt: "complete:room" }, "w2"))
+    // The operator clears one guard: its task is evictable, and the next submission gets room.
+    fs.unlinkSync(guardPath(sandbox.lockDir, 2))
+    const next = await call(c, "task.submit", submitParams({ prompt: "complete:room" }, "w3"))
     expect((await waitForStatus(c, next.task_id, "succeeded")).final_response).toBe("room")
-    expect((await getTask(c, survivor.task_id)).status).toBe("cancelled")
+    expect((await callError(c, "task.get", { task_id: guarded[1] ?? "" })).code).toBe("AGENT_TASK_NOT_FOUND")
+    expect((await getTask(c, guarded[0] ?? "")).status).toBe("succeeded")
+    expect(await storageUsage(sandbox.stateDir)).toBeLessThanOrEqual(budget)
+  })
+
+  it("an active task's events stop at its share (the share less room for its result) → dropped as AGENT_EVENT_LIMIT_REACHED; the task still ends", async () => {
+    sandbox = makeSandbox([{ slot: 1, alias: "w1", mode: "review", runtimes: "fake" }])
+    // A share of 9,502,720 bytes: 1 MiB of it for events, the rest for the result.
+    const budget = 2 * (8 * MIB + 65_536 + MIB)
+    const bridge = await startBridge(
+      sandbox.env({ SERVERFS_AGENT_MAX_ACTIVE_TASKS: "1", SERVERFS_AGENT_STATE_MAX_BYTES: String(budget) })
+    )
+    const task = await call(
+      bridge.client,
+      "task.submit",
+      submitParams({ prompt: "events:9000\ncomplete:done" }, "w1")
+    )
+    await waitForStatus(bridge.client, task.task_id, "succeeded")
+    const dropped = stderrRecords(bridge.stderr()).filter(
+      (r) => r.event === "event_dropped" && r.error_code === "AGENT_EVENT_LIMIT_REACHED"
+    )
+    expect(dropped.length).toBeGreaterThan(0)
+    expect(await storageUsage(sandbox.stateDir)).toBeLessThanOrEqual(MIB)
   })
 
   it("a budget too small for the active tasks' shares stops startup with a configuration error", async () => {

@@ -40,9 +40,13 @@ export const RESULT_SHARE_BYTES = MAX_SPOOLED_RESULT_BYTES + 65_536
 /** The least a task's share leaves for its events. */
 export const MIN_EVENT_SHARE_BYTES = 1_048_576
 
-/** One active task's share of the state's disk budget. */
+/**
+ * One active task's share of the state's disk budget: half the budget divided among the active
+ * tasks. What the active tasks may still write is kept free, so at most half the budget is held
+ * back from finished tasks even when every task slot is busy.
+ */
 export const taskShareBytes = (settings: Pick<BridgeSettings, "stateMaxBytes" | "maxActiveTasks">): number =>
-  Math.floor(settings.stateMaxBytes / settings.maxActiveTasks)
+  Math.floor(settings.stateMaxBytes / (2 * settings.maxActiveTasks))
 /**
  * The largest inline result: task.get must fit one 1 MiB RPC frame with the rest of the task
  * view (manifest, pending request ≤ 64 KiB, preview), so inline results stay well below it.
@@ -149,10 +153,10 @@ export const BRIDGE_VARIABLES: { readonly [K in keyof BridgeSettings]: Entry<Bri
   stateMaxBytes: {
     variable: "SERVERFS_AGENT_STATE_MAX_BYTES",
     kind: "strict int",
-    default: "536870912",
-    parse: strictInt(536_870_912),
+    default: "1073741824",
+    parse: strictInt(1_073_741_824),
     description:
-      "Disk budget of the bridge's state (events and results). Each active task may use an equal share (this / SERVERFS_AGENT_MAX_ACTIVE_TASKS; events beyond it: AGENT_EVENT_LIMIT_REACHED); finished tasks are evicted oldest first to keep within it, and a submission that cannot get a share even then is refused (AGENT_STORAGE_LIMIT_REACHED). At least 9502720 bytes (8 MiB + 64 KiB for a result, 1 MiB of events) per active task."
+      "Disk budget of the bridge's state (events and results). Each active task may use a share of half of it (this / (2 × SERVERFS_AGENT_MAX_ACTIVE_TASKS); events beyond it: AGENT_EVENT_LIMIT_REACHED); finished tasks are evicted oldest first to keep within it, and a submission that cannot get a share even then is refused (AGENT_STORAGE_LIMIT_REACHED). At least 19005440 bytes per active task (a share of 8 MiB + 64 KiB for a result and 1 MiB of events, doubled)."
   },
   maxConnections: {
     variable: "SERVERFS_AGENT_MAX_CONNECTIONS",
@@ -293,11 +297,11 @@ export const loadBridgeSettings: Effect.Effect<BridgeSettings, ConfigurationErro
   }
   const settings = out as unknown as BridgeSettings
   // Every active task must be able to hold its largest result and some events within its share.
-  const least = settings.maxActiveTasks * (RESULT_SHARE_BYTES + MIN_EVENT_SHARE_BYTES)
+  const least = 2 * settings.maxActiveTasks * (RESULT_SHARE_BYTES + MIN_EVENT_SHARE_BYTES)
   if (settings.stateMaxBytes < least) {
     return yield* new ConfigurationError({
       variable: BRIDGE_VARIABLES.stateMaxBytes.variable,
-      problem: `must be at least ${least} (${RESULT_SHARE_BYTES + MIN_EVENT_SHARE_BYTES} per active task, SERVERFS_AGENT_MAX_ACTIVE_TASKS=${settings.maxActiveTasks})`
+      problem: `must be at least ${least} (${2 * (RESULT_SHARE_BYTES + MIN_EVENT_SHARE_BYTES)} per active task, SERVERFS_AGENT_MAX_ACTIVE_TASKS=${settings.maxActiveTasks})`
     })
   }
   return settings

@@ -148,9 +148,10 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
     const roots = yield* WorkdirRoots
     const settings = yield* BridgeSettingsTag
     const audit = yield* AuditLog
-    // The disk budget (issue 14): every active task may use one equal share of it — its events
-    // up to the share less room for its largest result — so the budget holds what the active
-    // tasks can still write; finished tasks are evicted to keep the rest within it.
+    // The disk budget (issue 14): every active task may use one share of it (half the budget
+    // divided among the task slots) — its events up to the share less room for its largest
+    // result — and what the active tasks may still write is kept free; finished tasks are
+    // evicted to keep the rest within the budget.
     const taskShare = taskShareBytes(settings)
     const EVENT_LIMITS: EventLimits = {
       maxEventsPerTask: MAX_EVENTS_PER_TASK,
@@ -1133,7 +1134,6 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
      * guards of tasks already terminal (a crash between the two) are reconciled the same way.
      */
     const reconcileAtStartup: Effect.Effect<void> = Effect.gen(function* () {
-      yield* collectGarbage
       const now = yield* Clock.currentTimeMillis
       for (const task of yield* store.listNonTerminal()) {
         yield* tryEvent(task.task_id, "runtime.reconcile_started", { runtime: task.runtime })
@@ -1176,6 +1176,9 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
         const result = yield* adapter.reconcile(recordedTurn(task.value))
         if (result.providerActive === false) yield* leases.removeGuard(slot)
       }
+      // After reconciliation: the dead process's tasks are finished now, and counting them as
+      // active (at their full share) would evict finished tasks for room nobody will use.
+      yield* collectGarbage
     })
 
     // Graceful shutdown (runs before the fiber set is torn down): every live task is interrupted
