@@ -184,7 +184,8 @@ export const serveRpc = (
         const victim = longestIdle()
         if (victim === undefined) {
           // Every connection has a request in flight: one line, then closed (a fresh socket's
-          // buffer takes the short frame at once).
+          // buffer takes the short frame at once; the timer only guards against a stuck flush).
+          socket.setTimeout(Duration.toMillis(LINGER), () => socket.destroy())
           socket.end(tooMany(maxConnections), () => socket.destroy())
           return
         }
