@@ -24,7 +24,8 @@ import { TaskService } from "./tasks/TaskService.js"
  * without prompts, results or secrets.
  *
  * Exit codes: 0 after a signal, 2 on a configuration error, 1 when the environment refuses it
- * (socket, lock or state directory unsafe or in use).
+ * (socket, lock or state directory unsafe or in use — another bridge on the same state or lock
+ * directory included).
  */
 
 /** Checked before the service graph is built: a disabled bridge creates no lock file or state. */
@@ -47,15 +48,19 @@ const program = Effect.gen(function* () {
   // A misspelled variable would otherwise fall back to its default without a word.
   if (unknownVariables.length > 0)
     yield* audit.emit("WARNING", "unknown_variables", { names: unknownVariables })
-  // The socket is bound before reconciliation: a second bridge started on a socket a live bridge
-  // serves is refused (SOCKET_PATH_IN_USE) before it could interrupt that bridge's tasks or
-  // remove its guards. Requests that arrive meanwhile wait until reconciliation is done.
+  // A second bridge on the same state or lock directory never gets here: the instance lock
+  // (InstanceLock.ts, taken while the layers are built) refused it. The socket is bound before
+  // reconciliation: a second bridge started on a socket a live bridge serves is refused
+  // (SOCKET_PATH_IN_USE) before it could interrupt that bridge's tasks or remove its guards.
+  // Requests that arrive meanwhile wait until reconciliation is done.
   const reconciled = yield* Effect.makeLatch(false)
   const handle = rpcHandlers(tasks)
   yield* serveRpc({
     socketPath: global.agentBridgeSocket,
     allowedPeer: { uid: settings.peerUid, gid: settings.peerGid },
     ...(settings.peerGid === null ? {} : { sharedGid: settings.peerGid }),
+    maxConnections: settings.maxConnections,
+    idleTimeoutSeconds: settings.connectionIdleSeconds,
     handle: (method, params) => Effect.zipRight(reconciled.await, handle(method, params))
   })
   yield* tasks.reconcileAtStartup

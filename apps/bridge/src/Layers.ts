@@ -4,6 +4,7 @@ import { AuditLog, JsonLoggerLive } from "@serverfs/telemetry-local"
 import { WorkdirRoots } from "@serverfs/workspace"
 import { Effect, Layer } from "effect"
 import { BridgeSettingsTag } from "./BridgeSettingsTag.js"
+import { InstanceLockLive } from "./InstanceLock.js"
 import { BridgeLeases } from "./leases/BridgeLeases.js"
 import { RuntimeRegistry } from "./RuntimeRegistry.js"
 import { TaskService } from "./tasks/TaskService.js"
@@ -26,6 +27,8 @@ export const BridgeLayer = TaskService.Default.pipe(
   Layer.provideMerge(RuntimeRegistry.Default),
   Layer.provideMerge(BridgeLeases.Default),
   Layer.provideMerge(StoreFromSettings),
+  // Built before the store and the leases: nothing reads or writes state without the lock.
+  Layer.provideMerge(InstanceLockLive),
   Layer.provideMerge(WorkdirRoots.Default),
   Layer.provideMerge(WorkdirRegistry.Default),
   Layer.provideMerge(AuditLogFromConfiguration),

@@ -143,7 +143,14 @@ describe("startup", { timeout: 120_000 }, () => {
     await waitForStatus(first.client, submitted.task_id, "running")
     const guardBefore = fs.readFileSync(guardPath(box.lockDir, 1), "utf8")
 
-    const second = await runToExit(box.env())
+    // Its own state and lock directories: on the same ones the instance lock refuses it first
+    // (instance.test.ts); here the socket is the only thing the two bridges share.
+    const second = await runToExit(
+      box.env({
+        SERVERFS_AGENT_BRIDGE_STATE_DIR: path.join(box.base, "state2"),
+        SERVERFS_AGENT_LOCK_DIR: path.join(box.base, "locks2")
+      })
+    )
     expect(second.code).toBe(1)
     expect(second.stdout).toBe("")
     expect(second.stderr).toContain("SOCKET_PATH_IN_USE")

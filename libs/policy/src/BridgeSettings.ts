@@ -17,6 +17,9 @@ export interface BridgeSettings {
   readonly taskTimeoutSeconds: number
   readonly interactionTimeoutSeconds: number
   readonly maxActiveTasks: number
+  readonly stateMaxBytes: number
+  readonly maxConnections: number
+  readonly connectionIdleSeconds: number
   readonly retentionSeconds: number
   readonly resultSpoolThresholdBytes: number
   readonly enableFakeRuntime: boolean
@@ -32,11 +35,33 @@ export interface BridgeSettings {
 }
 
 export const MAX_SPOOLED_RESULT_BYTES = 8_388_608
+/** What a task's result may count against its share: the largest spooled result and its preview. */
+export const RESULT_SHARE_BYTES = MAX_SPOOLED_RESULT_BYTES + 65_536
+/** The least a task's share leaves for its events. */
+export const MIN_EVENT_SHARE_BYTES = 1_048_576
+
+/**
+ * One active task's share of the state's disk budget: half the budget divided among the active
+ * tasks. What the active tasks may still write is kept free, so at most half the budget is held
+ * back from finished tasks even when every task slot is busy.
+ */
+export const taskShareBytes = (settings: Pick<BridgeSettings, "stateMaxBytes" | "maxActiveTasks">): number =>
+  Math.floor(settings.stateMaxBytes / (2 * settings.maxActiveTasks))
 /**
  * The largest inline result: task.get must fit one 1 MiB RPC frame with the rest of the task
  * view (manifest, pending request ≤ 64 KiB, preview), so inline results stay well below it.
  */
 export const MAX_INLINE_RESULT_BYTES = 524_288
+
+/** The most connections the bridge socket may be configured to hold (each one a descriptor). */
+export const MAX_CONNECTIONS_LIMIT = 4096
+
+const atMost =
+  (fallback: number, max: number): Parse<number> =>
+  (raw) =>
+    Either.flatMap(strictInt(fallback)(raw), (n) =>
+      n <= max ? Either.right(n) : Either.left(`must be at most ${max}`)
+    )
 
 const defaultCodexHome = (): string => process.env.CODEX_HOME ?? path.join(os.homedir(), ".codex")
 
@@ -124,6 +149,29 @@ export const BRIDGE_VARIABLES: { readonly [K in keyof BridgeSettings]: Entry<Bri
     default: "4",
     parse: strictInt(4),
     description: "Most non-terminal tasks at once (AGENT_TASK_LIMIT_REACHED)."
+  },
+  stateMaxBytes: {
+    variable: "SERVERFS_AGENT_STATE_MAX_BYTES",
+    kind: "strict int",
+    default: "1073741824",
+    parse: strictInt(1_073_741_824),
+    description:
+      "Disk budget of the bridge's state (events and results). Each active task may use a share of half of it (this / (2 × SERVERFS_AGENT_MAX_ACTIVE_TASKS); events beyond it: AGENT_EVENT_LIMIT_REACHED); finished tasks are evicted oldest first to keep within it, and a submission that cannot get a share even then is refused (AGENT_STORAGE_LIMIT_REACHED). At least 19005440 bytes per active task (a share of 8 MiB + 64 KiB for a result and 1 MiB of events, doubled)."
+  },
+  maxConnections: {
+    variable: "SERVERFS_AGENT_MAX_CONNECTIONS",
+    kind: "strict int",
+    default: "64",
+    parse: atMost(64, MAX_CONNECTIONS_LIMIT),
+    description: `Most connections open on the bridge socket at once (at most ${MAX_CONNECTIONS_LIMIT}). A new connection over it takes the place of the connection idle the longest; when every one has a request in flight it gets one BRIDGE_CLOSED line and is closed.`
+  },
+  connectionIdleSeconds: {
+    variable: "SERVERFS_AGENT_CONNECTION_IDLE_SECONDS",
+    kind: "strict int",
+    default: "60",
+    parse: atMost(60, 86_400),
+    description:
+      "A bridge socket connection that sends no complete request (or does not read its answer) for this long is closed. A connection whose request is being handled is never idle."
   },
   retentionSeconds: {
     variable: "SERVERFS_AGENT_TASK_RETENTION_HOURS",
@@ -247,5 +295,14 @@ export const loadBridgeSettings: Effect.Effect<BridgeSettings, ConfigurationErro
     }
     out[key] = parsed.right
   }
-  return out as unknown as BridgeSettings
+  const settings = out as unknown as BridgeSettings
+  // Every active task must be able to hold its largest result and some events within its share.
+  const least = 2 * settings.maxActiveTasks * (RESULT_SHARE_BYTES + MIN_EVENT_SHARE_BYTES)
+  if (settings.stateMaxBytes < least) {
+    return yield* new ConfigurationError({
+      variable: BRIDGE_VARIABLES.stateMaxBytes.variable,
+      problem: `must be at least ${least} (${2 * (RESULT_SHARE_BYTES + MIN_EVENT_SHARE_BYTES)} per active task, SERVERFS_AGENT_MAX_ACTIVE_TASKS=${settings.maxActiveTasks})`
+    })
+  }
+  return settings
 })

@@ -1,6 +1,6 @@
 import * as net from "node:net"
 import { MAX_FRAME_BYTES, type SocketDirectoryUnsafe, SocketPathInUse } from "@serverfs/domain"
-import { Duration, Effect, FiberSet, type Scope } from "effect"
+import { Duration, Effect, FiberSet, Option, type Scope } from "effect"
 import { type ConnectionIO, connectionIO } from "./ConnectionIO.js"
 import { answer, type RpcHandler } from "./Dispatch.js"
 import { type AllowedPeer, isPeerAllowed, readPeerCred, resolveAllowedPeer } from "./PeerCheck.js"
@@ -22,7 +22,8 @@ import {
  *
  * `serveRpc` binds the socket (see SocketPath for the path rules) and serves until its scope
  * closes. Each accepted connection is authorized by SO_PEERCRED before anything is read; then
- * its request lines are answered one at a time, in order, one response line each. Closing the
+ * its request lines are answered one at a time, in order, one response line each. Connections
+ * are bounded in number and in idle time (see the options). Closing the
  * scope stops accepting, destroys open connections (interrupting requests in flight), and
  * unlinks the socket only if it is still the one this server published.
  */
@@ -34,7 +35,22 @@ export interface RpcServerOptions {
   /** "Shared" mode: directory 0750 and socket 0660, both with this group. */
   readonly sharedGid?: number
   readonly handle: RpcHandler
+  /**
+   * Most connections open at once (default {@link DEFAULT_MAX_CONNECTIONS}). A new connection
+   * over it takes the place of the connection idle the longest; when none is idle (every one has
+   * a request in flight) it gets one BRIDGE_CLOSED line and is closed at once.
+   */
+  readonly maxConnections?: number
+  /**
+   * A connection that has not sent a complete request for this long — or has not read its
+   * answer for this long — is closed (default {@link DEFAULT_IDLE_TIMEOUT_SECONDS} s). A
+   * connection whose request is being handled is never idle.
+   */
+  readonly idleTimeoutSeconds?: number
 }
+
+export const DEFAULT_MAX_CONNECTIONS = 64
+export const DEFAULT_IDLE_TIMEOUT_SECONDS = 60
 
 /** How long a refused connection may keep sending before it is cut off. */
 const LINGER = Duration.seconds(1)
@@ -52,11 +68,37 @@ const refuse = (socket: net.Socket): Effect.Effect<void> =>
     )
   ).pipe(Effect.ensuring(Effect.sync(() => socket.destroy())))
 
-const serveConnection = (socket: net.Socket, handle: RpcHandler): Effect.Effect<void> =>
+/**
+ * What the server knows of one open connection: since when it has been waiting for its peer
+ * (undefined while a request of it is being handled). Every descriptor the server holds has
+ * one, so the connection limit bounds them all.
+ */
+interface Slot {
+  idleSince: number | undefined
+}
+
+const tooMany = (limit: number) =>
+  errorFrame(null, "BRIDGE_CLOSED", `the Agent Bridge has ${limit} connections open; try again`)
+
+const serveConnection = (
+  socket: net.Socket,
+  slot: Slot,
+  handle: RpcHandler,
+  idle: Duration.Duration
+): Effect.Effect<void> =>
   Effect.gen(function* () {
     const io = connectionIO(socket, MAX_FRAME_BYTES)
+    /** `effect` while the connection waits on its peer: idle, evictable, and bounded in time. */
+    const waiting = <A>(effect: Effect.Effect<A>): Effect.Effect<Option.Option<A>> =>
+      Effect.suspend(() => {
+        slot.idleSince = performance.now()
+        return Effect.timeoutOption(effect, idle)
+      }).pipe(Effect.ensuring(Effect.sync(() => (slot.idleSince = undefined))))
     for (;;) {
-      const incoming = yield* io.next
+      const next = yield* waiting(io.next)
+      // Idle past the timeout: closed without a word (the peer sent nothing to answer).
+      if (Option.isNone(next)) return
+      const incoming = next.value
       if (incoming._tag === "End") return yield* io.finish
       if (incoming._tag === "TooLarge") {
         // The stream is out of sync once a frame is cut: answer once and close.
@@ -66,8 +108,9 @@ const serveConnection = (socket: net.Socket, handle: RpcHandler): Effect.Effect<
         )
       }
       const frame = yield* answer(handle, decodeRequest(incoming.bytes))
-      // A client that went away mid-request only loses its answer.
-      if (!(yield* io.write(frame))) return
+      // A client that went away mid-request only loses its answer; one that does not read it
+      // within the idle timeout is closed.
+      if (!Option.getOrElse(yield* waiting(io.write(frame)), () => false)) return
     }
   }).pipe(Effect.ensuring(Effect.sync(() => socket.destroy())))
 
@@ -95,7 +138,7 @@ const listen = (
 
 const closeServer = (
   server: net.Server,
-  sockets: Set<net.Socket>,
+  sockets: Map<net.Socket, Slot>,
   location: SocketLocation,
   published: { identity: SocketIdentity | undefined }
 ): Effect.Effect<void> =>
@@ -104,7 +147,7 @@ const closeServer = (
       if (published.identity !== undefined) unlinkIfSame(location, published.identity)
       resume(Effect.void)
     })
-    for (const socket of sockets) socket.destroy()
+    for (const socket of sockets.keys()) socket.destroy()
   })
 
 export const serveRpc = (
@@ -117,16 +160,46 @@ export const serveRpc = (
 
     // Released after the server (finalizers run in reverse): interrupts requests still in flight.
     const run = yield* FiberSet.makeRuntime<never, void, never>()
-    const sockets = new Set<net.Socket>()
+    const maxConnections = options.maxConnections ?? DEFAULT_MAX_CONNECTIONS
+    const idle = Duration.seconds(options.idleTimeoutSeconds ?? DEFAULT_IDLE_TIMEOUT_SECONDS)
+    // Insertion-ordered; at most maxConnections entries, so a scan for the oldest idle is cheap.
+    const sockets = new Map<net.Socket, Slot>()
+    /** The connection idle the longest, if any is idle. */
+    const longestIdle = (): net.Socket | undefined => {
+      let found: net.Socket | undefined
+      let since = Number.POSITIVE_INFINITY
+      for (const [socket, slot] of sockets) {
+        if (slot.idleSince !== undefined && slot.idleSince < since) {
+          found = socket
+          since = slot.idleSince
+        }
+      }
+      return found
+    }
     const onConnection = (socket: net.Socket): void => {
-      sockets.add(socket)
-      socket.once("close", () => sockets.delete(socket))
       socket.on("error", () => {})
+      if (sockets.size >= maxConnections) {
+        // Idle connections must not lock out a real call (issue 14: 1,100 idle connections of
+        // the bridge's own user exhausted its descriptors): the longest idle one makes room.
+        const victim = longestIdle()
+        if (victim === undefined) {
+          // Every connection has a request in flight: one line, then closed (a fresh socket's
+          // buffer takes the short frame at once; the timer only guards against a stuck flush).
+          socket.setTimeout(Duration.toMillis(LINGER), () => socket.destroy())
+          socket.end(tooMany(maxConnections), () => socket.destroy())
+          return
+        }
+        sockets.delete(victim)
+        victim.destroy()
+      }
+      const slot: Slot = { idleSince: performance.now() }
+      sockets.set(socket, slot)
+      socket.once("close", () => sockets.delete(socket))
       // SO_PEERCRED must be read now, synchronously, on the accepted fd.
       const cred = readPeerCred(socket)
       run(
         cred !== undefined && isPeerAllowed(allowed, cred)
-          ? serveConnection(socket, options.handle)
+          ? serveConnection(socket, slot, options.handle, idle)
           : refuse(socket)
       )
     }

@@ -82,9 +82,31 @@ const initial = Effect.gen(function* () {
   yield* sql`CREATE UNIQUE INDEX pending_requests_one_pending ON pending_requests (task_id) WHERE status = 'pending'`
 })
 
+/**
+ * The disk budget (issue 14): each task keeps a running total of the bytes its events take, so
+ * the state's usage is one aggregate over the tasks table, never a walk over events or files.
+ * Existing events are counted once here, with the same formula as the store's appends.
+ */
+const storedBytes = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`ALTER TABLE tasks ADD COLUMN stored_bytes INTEGER NOT NULL DEFAULT 0 CHECK (stored_bytes >= 0)`
+  yield* sql`
+    UPDATE tasks SET stored_bytes = (
+      SELECT COALESCE(SUM(length(CAST(payload_json AS BLOB)) + length(CAST(event_type AS BLOB)) + ${EVENT_ROW_OVERHEAD_BYTES}), 0)
+      FROM events WHERE events.task_id = tasks.task_id)`
+  // Covers the usage sum and the oldest-finished-first eviction scan: neither reads task rows,
+  // whose manifests and inline results would make a table scan heavy.
+  yield* sql`
+    CREATE INDEX tasks_storage
+    ON tasks (completed_at, status, stored_bytes, result_storage, result_size_bytes, task_id)`
+})
+
+/** What one event row costs beyond its payload and type: ids, timestamp, index entries. */
+export const EVENT_ROW_OVERHEAD_BYTES = 96
+
 export const MIGRATIONS_TABLE = "effect_sql_migrations"
 
-export const migrations = { "0001_initial": initial }
+export const migrations = { "0001_initial": initial, "0002_stored_bytes": storedBytes }
 
 /** Brings a database of any earlier version (or an empty one) to the current schema. */
 export const runMigrations = Migrator.make({})({

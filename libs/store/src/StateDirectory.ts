@@ -81,6 +81,16 @@ const guard = <A>(what: string, f: () => A): Effect.Effect<A, StateDirectoryUnsa
   })
 
 /**
+ * Checks (or creates) the state directory and nothing else: the bridge takes its instance lock
+ * inside it before anything reads or writes the state.
+ */
+export const checkStateDirectory = (stateDir: string): Effect.Effect<void, StateDirectoryUnsafe> =>
+  guard("cannot be prepared", () => {
+    if (!path.isAbsolute(stateDir)) throw unsafe("the state directory must be an absolute path")
+    checkDirectory(stateDir)
+  })
+
+/**
  * Checks (or creates) the state directory and pre-creates the database 0600, so SQLite — which
  * gives -wal and -shm the database's own mode — never makes a world-readable file.
  */

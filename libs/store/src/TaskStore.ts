@@ -29,7 +29,7 @@ import { Clock, Context, Effect, Either, Layer, Option, Schema } from "effect"
 import { fitEventPayload } from "./EventPayload.js"
 import { makeIdleCheckpoint } from "./IdleCheckpoint.js"
 import { makeImmediateTransaction } from "./ImmediateTransaction.js"
-import { runMigrations } from "./Migrations.js"
+import { EVENT_ROW_OVERHEAD_BYTES, runMigrations } from "./Migrations.js"
 import { PendingRequestRecord } from "./PendingRequestRecord.js"
 import { ResultSpool } from "./ResultSpool.js"
 import { forceDatabaseModes, prepareStateDirectory } from "./StateDirectory.js"
@@ -68,6 +68,42 @@ export type EventRefusal = AgentTaskNotFound | AgentEventTooLarge | AgentEventLi
 export interface EventLimits {
   readonly maxEventsPerTask: number
   readonly maxEventBytes: number
+  /**
+   * The most bytes one task's events may take (see `eventStoredBytes`): a task's share of the
+   * state's disk budget. Unset: no byte bound beyond the two above.
+   */
+  readonly maxStoredBytesPerTask?: number
+}
+
+/** What an event counts against its task's share and the state's disk budget. */
+export const eventStoredBytes = (eventType: string, payloadJson: string): number =>
+  utf8Length(payloadJson) + utf8Length(eventType) + EVENT_ROW_OVERHEAD_BYTES
+
+/** What a task's result counts: the bytes stored inline or spooled, plus a spooled one's preview. */
+export const RESULT_PREVIEW_ALLOWANCE_BYTES = 65_536
+
+export interface BudgetOptions {
+  /** The state's disk budget (events, results). */
+  readonly budgetBytes: number
+  /** Room to keep free beyond the current usage (a new task's share). */
+  readonly reserveBytes: number
+  /** Tasks a recovery guard still points at: never evicted. */
+  readonly protectedTaskIds?: Iterable<string>
+}
+
+export interface StorageUsage {
+  /** Every task's bytes. */
+  readonly totalBytes: number
+  /** The non-terminal tasks' bytes, and how many they are. */
+  readonly activeBytes: number
+  readonly activeTasks: number
+}
+
+export interface BudgetOutcome {
+  /** Finished tasks evicted, oldest first. */
+  readonly evicted: ReadonlyArray<string>
+  /** The usage after eviction. */
+  readonly usageBytes: number
 }
 
 /** An event stored in the same transaction as a status change (the task's own). */
@@ -180,6 +216,13 @@ export interface TaskStoreShape {
   ) => Effect.Effect<AbandonResult, AgentTaskNotFound | RequestNotFound>
   readonly getPendingRequest: (requestId: string) => Effect.Effect<Option.Option<PendingRequestRecord>>
   readonly gc: (options: GcOptions) => Effect.Effect<ReadonlyArray<string>>
+  /** The bytes the state holds for its tasks (events and results): one aggregate query. */
+  readonly storageUsage: () => Effect.Effect<StorageUsage>
+  /**
+   * Evict finished tasks, oldest completion first (never an active or a protected one), until
+   * usage + reserve fits the budget or nothing evictable is left. Each goes whole, as in `gc`.
+   */
+  readonly evictForBudget: (options: BudgetOptions) => Effect.Effect<BudgetOutcome>
   /** `PRAGMA integrity_check`: `["ok"]` for a sound database. */
   readonly integrityCheck: () => Effect.Effect<ReadonlyArray<string>>
 }
@@ -529,16 +572,35 @@ const makeStore = Effect.gen(function* () {
       const fitted = events.map((e) => fitEventPayload(e.eventType, e.payload, limits.maxEventBytes))
       const taskIds = [...new Set(events.map((e) => e.taskId))]
       const counts = new Map<string, number>()
-      for (const row of yield* sql<{ readonly task_id: string; readonly event_count: number }>`
-        SELECT task_id, event_count FROM tasks WHERE ${sql.in("task_id", taskIds)}`)
+      const bytes = new Map<string, number>()
+      for (const row of yield* sql<{
+        readonly task_id: string
+        readonly event_count: number
+        readonly stored_bytes: number
+      }>`
+        SELECT task_id, event_count, stored_bytes FROM tasks WHERE ${sql.in("task_id", taskIds)}`) {
         counts.set(row.task_id, row.event_count)
+        bytes.set(row.task_id, row.stored_bytes)
+      }
+      const maxBytes = limits.maxStoredBytesPerTask ?? Number.POSITIVE_INFINITY
       const outcomes: Array<Outcome | undefined> = []
       const accepted: Array<{ readonly index: number; readonly row: Record<string, string> }> = []
       for (const [index, event] of events.entries()) {
         const payload = fitted[index]!
         const count = counts.get(event.taskId)
+        const cost =
+          payload instanceof AgentEventTooLarge ? 0 : eventStoredBytes(event.eventType, payload.json)
+        const stored = bytes.get(event.taskId) ?? 0
         if (payload instanceof AgentEventTooLarge) outcomes.push(Either.left(payload))
         else if (count === undefined) outcomes.push(Either.left(notFound(event.taskId)))
+        else if (stored + cost > maxBytes)
+          outcomes.push(
+            Either.left(
+              new AgentEventLimitReached({
+                message: `the task has reached its storage share of ${maxBytes} bytes`
+              })
+            )
+          )
         else if (count >= limits.maxEventsPerTask)
           outcomes.push(
             Either.left(
@@ -549,6 +611,7 @@ const makeStore = Effect.gen(function* () {
           )
         else {
           counts.set(event.taskId, count + 1)
+          bytes.set(event.taskId, stored + cost)
           outcomes.push(undefined)
           accepted.push({
             index,
@@ -572,7 +635,10 @@ const makeStore = Effect.gen(function* () {
         for (const [i, a] of chunk.entries()) outcomes[a.index] = Either.right(ids[i]!)
       }
       for (const [taskId, count] of counts) {
-        yield* sql`UPDATE tasks SET event_count = ${count} WHERE task_id = ${taskId} AND event_count <> ${count}`
+        const stored = bytes.get(taskId) ?? 0
+        yield* sql`
+          UPDATE tasks SET event_count = ${count}, stored_bytes = ${stored}
+          WHERE task_id = ${taskId} AND event_count <> ${count}`
       }
       return outcomes as ReadonlyArray<Outcome>
     })
@@ -758,22 +824,80 @@ const makeStore = Effect.gen(function* () {
     const candidates = (yield* listTerminalTaskIdsOlderThan(cutoff)).filter((id) => !guarded.has(id))
     const deleted: Array<string> = []
     for (const taskId of candidates) {
-      // spec v0.7 §2.2: the retained unit goes whole. The spool file goes first: if it cannot be
-      // removed the row stays (and GC retries later) rather than orphaning a result on disk.
-      const removed = yield* Effect.either(spool.removeResult(taskId))
-      if (Either.isLeft(removed)) {
-        yield* Effect.logWarning("retention GC kept a task whose result could not be removed").pipe(
-          Effect.annotateLogs({ task_id: taskId, code: removed.left._tag })
-        )
-        continue
-      }
-      const rows = yield* mutate(sql`
-        DELETE FROM tasks
-        WHERE task_id = ${taskId} AND status IN ${sql.in(TERMINAL)} AND completed_at < ${cutoff}
-        RETURNING task_id`)
-      if (rows.length > 0) deleted.push(taskId)
+      if (yield* removeFinished(taskId, cutoff)) deleted.push(taskId)
     }
     return deleted
+  })
+
+  /**
+   * Delete one finished task as a whole unit (spec v0.7 §2.2): the spool file first — if it
+   * cannot be removed the row stays (and a later pass retries) rather than orphaning a result on
+   * disk — then the row, with its events and requests by cascade, only if it is still terminal
+   * (and, with `completedBefore`, still older than that).
+   */
+  const removeFinished = (taskId: string, completedBefore?: string) =>
+    Effect.gen(function* () {
+      const removed = yield* Effect.either(spool.removeResult(taskId))
+      if (Either.isLeft(removed)) {
+        yield* Effect.logWarning("a finished task was kept: its result could not be removed").pipe(
+          Effect.annotateLogs({ task_id: taskId, code: removed.left._tag })
+        )
+        return false
+      }
+      const rows = yield* mutate(
+        completedBefore === undefined
+          ? sql`
+              DELETE FROM tasks WHERE task_id = ${taskId} AND status IN ${sql.in(TERMINAL)}
+              RETURNING task_id`
+          : sql`
+              DELETE FROM tasks
+              WHERE task_id = ${taskId} AND status IN ${sql.in(TERMINAL)} AND completed_at < ${completedBefore}
+              RETURNING task_id`
+      )
+      return rows.length > 0
+    })
+
+  /** A task's bytes (events, result, a spooled result's preview), as SQL over `tasks`. */
+  const taskBytes = sql.literal(
+    `stored_bytes + COALESCE(result_size_bytes, 0) + CASE result_storage WHEN 'spool' THEN ${RESULT_PREVIEW_ALLOWANCE_BYTES} ELSE 0 END`
+  )
+
+  const storageUsage = (): Effect.Effect<StorageUsage> =>
+    Effect.orDie(
+      Effect.map(
+        sql<{ readonly total: number; readonly active: number; readonly active_tasks: number }>`
+          SELECT COALESCE(SUM(${taskBytes}), 0) AS total,
+            COALESCE(SUM(CASE WHEN status IN ${sql.in(TERMINAL)} THEN 0 ELSE ${taskBytes} END), 0) AS active,
+            COALESCE(SUM(CASE WHEN status IN ${sql.in(TERMINAL)} THEN 0 ELSE 1 END), 0) AS active_tasks
+          FROM tasks`,
+        (rows) => ({
+          totalBytes: rows[0]?.total ?? 0,
+          activeBytes: rows[0]?.active ?? 0,
+          activeTasks: rows[0]?.active_tasks ?? 0
+        })
+      )
+    )
+
+  // Both read only the covering index tasks_storage (migration 0002), never task rows.
+  const evictForBudget = Effect.fn("TaskStore.evictForBudget")(function* (options: BudgetOptions) {
+    let usage = (yield* storageUsage()).totalBytes
+    const evicted: Array<string> = []
+    if (usage + options.reserveBytes <= options.budgetBytes) return { evicted, usageBytes: usage }
+    const guarded = new Set(options.protectedTaskIds ?? [])
+    const candidates = yield* Effect.orDie(sql<{ readonly task_id: string; readonly bytes: number }>`
+      SELECT task_id, ${taskBytes} AS bytes FROM tasks INDEXED BY tasks_storage
+      WHERE completed_at IS NOT NULL AND status IN ${sql.in(TERMINAL)}
+      ORDER BY completed_at, task_id`)
+    for (const { task_id, bytes } of candidates) {
+      if (usage + options.reserveBytes <= options.budgetBytes) break
+      if (guarded.has(task_id)) continue
+      if (yield* removeFinished(task_id)) {
+        evicted.push(task_id)
+        usage -= bytes
+      }
+    }
+    // Recounted: the tasks still running went on writing meanwhile.
+    return { evicted, usageBytes: (yield* storageUsage()).totalBytes }
   })
 
   const integrityCheck = () =>
@@ -800,6 +924,8 @@ const makeStore = Effect.gen(function* () {
     abandonPendingRequest,
     getPendingRequest,
     gc,
+    storageUsage,
+    evictForBudget,
     integrityCheck
   }
   return shape

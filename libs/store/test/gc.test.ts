@@ -155,3 +155,99 @@ describe("gc", () => {
     )
   )
 })
+
+/** A finished task holding `resultBytes` spooled and `events` events of about 1 KiB each. */
+const heavyTask = (resultBytes: number, events: number) =>
+  Effect.gen(function* () {
+    const store = yield* TaskStore
+    const spool = yield* ResultSpool
+    const taskId = yield* insertRunning()
+    for (let i = 0; i < events; i++)
+      yield* store.appendEvent(taskId, "agent.message", { text: "x".repeat(1000) }, eventLimits)
+    const written = yield* spool.writeResult(taskId, "r".repeat(resultBytes))
+    yield* store.transition(taskId, "succeeded", {
+      result_storage: "spool",
+      result_size_bytes: written.size_bytes,
+      result_sha256: written.sha256
+    })
+    // Distinct completion times: eviction order is completion order.
+    yield* TestClock.adjust("1 second")
+    return taskId
+  })
+
+describe("disk budget", () => {
+  it.effect(
+    "usage is events + results from one aggregate; eviction goes oldest finished first, never an active or protected task, and stops under budget",
+    () =>
+      withStore(
+        temp.stateDir,
+        Effect.gen(function* () {
+          const store = yield* TaskStore
+          expect((yield* store.storageUsage()).totalBytes).toBe(0)
+          const first = yield* heavyTask(100_000, 10)
+          const one = (yield* store.storageUsage()).totalBytes
+          // 10 events of ~1 KiB, 100,000 result bytes, the spooled result's preview allowance.
+          expect(one).toBeGreaterThan(100_000 + 10 * 1000 + 65_536)
+          expect(one).toBeLessThan(100_000 + 10 * 1200 + 65_536)
+          const protectedTask = yield* heavyTask(100_000, 10)
+          const second = yield* heavyTask(100_000, 10)
+          const third = yield* heavyTask(100_000, 10)
+          const running = yield* insertRunning()
+          for (let i = 0; i < 50; i++)
+            yield* store.appendEvent(running, "agent.message", { text: "y".repeat(1000) }, eventLimits)
+          const total = (yield* store.storageUsage()).totalBytes
+          expect(total).toBeGreaterThan(4 * one + 50_000)
+
+          // Within budget: nothing goes.
+          expect((yield* store.evictForBudget({ budgetBytes: total, reserveBytes: 0 })).evicted).toEqual([])
+          // Room for two finished tasks less: the two oldest unprotected go, in completion order.
+          const outcome = yield* store.evictForBudget({
+            budgetBytes: total - one,
+            reserveBytes: one,
+            protectedTaskIds: [protectedTask]
+          })
+          expect(outcome.evicted).toEqual([first, second])
+          expect(outcome.usageBytes).toBe(total - 2 * one)
+          expect(outcome.usageBytes).toBe((yield* store.storageUsage()).totalBytes)
+          for (const gone of [first, second]) {
+            expect(yield* rowCounts(gone)).toEqual([0, 0, 0])
+            expect(fs.existsSync(resultFile(gone))).toBe(false)
+          }
+          // A budget the active and protected tasks alone exceed: everything else goes, they stay.
+          const tight = yield* store.evictForBudget({
+            budgetBytes: 1,
+            reserveBytes: 0,
+            protectedTaskIds: [protectedTask]
+          })
+          expect(tight.evicted).toEqual([third])
+          expect(tight.usageBytes).toBeGreaterThan(1)
+          expect(Option.isSome(yield* store.getTask(running))).toBe(true)
+          expect(Option.isSome(yield* store.getTask(protectedTask))).toBe(true)
+        })
+      )
+  )
+
+  it.effect(
+    "a task's events stop at its storage share → AGENT_EVENT_LIMIT_REACHED, counted for the budget",
+    () =>
+      withStore(
+        temp.stateDir,
+        Effect.gen(function* () {
+          const store = yield* TaskStore
+          const taskId = yield* insertRunning()
+          const limits = { ...eventLimits, maxStoredBytesPerTask: 10_000 }
+          const outcomes: Array<string> = []
+          for (let i = 0; i < 12; i++) {
+            const exit = yield* Effect.either(
+              store.appendEvent(taskId, "agent.message", { text: "z".repeat(1000) }, limits)
+            )
+            outcomes.push(exit._tag === "Right" ? "ok" : exit.left._tag)
+          }
+          const accepted = outcomes.filter((o) => o === "ok").length
+          expect(accepted).toBeGreaterThanOrEqual(8)
+          expect(outcomes.slice(accepted)).toEqual(Array(12 - accepted).fill("AGENT_EVENT_LIMIT_REACHED"))
+          expect((yield* store.storageUsage()).totalBytes).toBeLessThanOrEqual(10_000)
+        })
+      )
+  )
+})

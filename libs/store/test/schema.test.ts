@@ -59,7 +59,8 @@ const TASK_COLUMNS = [
   "error_code",
   "error_message",
   "pending_request_id",
-  "event_count"
+  "event_count",
+  "stored_bytes"
 ]
 
 describe("migrations", () => {
@@ -110,7 +111,10 @@ describe("migrations", () => {
             })
           }
           const applied = yield* rawRows(`SELECT migration_id, name FROM ${MIGRATIONS_TABLE}`)
-          expect(applied).toEqual([{ migration_id: 1, name: "initial" }])
+          expect(applied).toEqual([
+            { migration_id: 1, name: "initial" },
+            { migration_id: 2, name: "stored_bytes" }
+          ])
           const mode = yield* rawRows("PRAGMA journal_mode")
           expect(mode[0]?.journal_mode).toBe("wal")
         })
@@ -134,7 +138,7 @@ describe("migrations", () => {
         temp.stateDir,
         rawRows(`SELECT migration_id FROM ${MIGRATIONS_TABLE}`)
       )
-      expect(applied).toHaveLength(1)
+      expect(applied).toHaveLength(2)
     })
   )
 

@@ -7,6 +7,7 @@ import { AT, close, flock, isWouldBlock, LOCK, O, openat } from "@serverfs/posix
 import { guardName, lockFileName } from "@serverfs/workspace"
 import { Effect, Option, Schema } from "effect"
 import { BridgeSettingsTag } from "../BridgeSettingsTag.js"
+import { lockModes, lockPathUnsafe, prepareLockDirectory } from "./LockDirectory.js"
 import { RecoveryGuard } from "./RecoveryGuard.js"
 
 /**
@@ -27,24 +28,8 @@ export class BridgeLeases extends Effect.Service<BridgeLeases>()("@serverfs/brid
     const settings: BridgeSettings = yield* BridgeSettingsTag
     const lockDir = global.agentLockDir
     const activeDir = path.join(lockDir, "active")
-    const shared = settings.peerGid !== null
-    const dirMode = shared ? 0o750 : 0o700
-    const fileMode = shared ? 0o640 : 0o600
-    const unsafe = (problem: string) => new LockPathUnsafe({ message: `lock directory ${problem}` })
-
-    const prepareDirectory = (dir: string) =>
-      Effect.try({
-        try: () => {
-          fs.mkdirSync(dir, { recursive: true, mode: dirMode })
-          const stat = fs.lstatSync(dir)
-          if (!stat.isDirectory() || stat.isSymbolicLink()) throw unsafe("is not a directory")
-          if (stat.uid !== process.getuid?.()) throw unsafe("is owned by another user")
-          if ((stat.mode & 0o022) !== 0) throw unsafe("is group- or world-writable")
-          if (shared && stat.gid !== settings.peerGid) fs.chownSync(dir, -1, settings.peerGid)
-          if ((stat.mode & 0o777) !== dirMode) fs.chmodSync(dir, dirMode)
-        },
-        catch: (e) => (e instanceof LockPathUnsafe ? e : unsafe("cannot be prepared"))
-      })
+    const { shared, fileMode } = lockModes(settings)
+    const unsafe = lockPathUnsafe
 
     const prepareLockFile = (slot: number) =>
       Effect.try({
@@ -58,7 +43,7 @@ export class BridgeLeases extends Effect.Service<BridgeLeases>()("@serverfs/brid
             if (stat.uid !== process.getuid?.())
               throw unsafe(`file ${lockFileName(slot)} is owned by another user`)
             fs.fchmodSync(fd, fileMode)
-            if (shared) fs.fchownSync(fd, -1, settings.peerGid)
+            if (shared && settings.peerGid !== null) fs.fchownSync(fd, -1, settings.peerGid)
           } finally {
             close(fd)
           }
@@ -67,8 +52,8 @@ export class BridgeLeases extends Effect.Service<BridgeLeases>()("@serverfs/brid
           e instanceof LockPathUnsafe ? e : unsafe(`file ${lockFileName(slot)} cannot be prepared`)
       })
 
-    yield* prepareDirectory(lockDir)
-    yield* prepareDirectory(activeDir)
+    yield* prepareLockDirectory(lockDir, settings)
+    yield* prepareLockDirectory(activeDir, settings)
     for (let slot = 1; slot <= SLOT_COUNT; slot++) yield* prepareLockFile(slot)
 
     const held = new Map<number, number>()
@@ -127,7 +112,7 @@ export class BridgeLeases extends Effect.Service<BridgeLeases>()("@serverfs/brid
           try {
             fs.writeSync(fd, `${canonicalJson(guard)}\n`)
             fs.fsyncSync(fd)
-            if (shared) fs.fchownSync(fd, -1, settings.peerGid)
+            if (shared && settings.peerGid !== null) fs.fchownSync(fd, -1, settings.peerGid)
           } finally {
             fs.closeSync(fd)
           }

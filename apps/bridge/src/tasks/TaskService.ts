@@ -19,6 +19,7 @@ import {
   AgentRuntimeNotAllowed,
   AgentRuntimeUnavailable,
   AgentSessionNotResumable,
+  AgentStorageLimitReached,
   AgentTaskNotActive,
   AgentTaskNotFound,
   AgentTaskTerminal,
@@ -62,7 +63,9 @@ import {
   Configuration,
   MAX_SPOOLED_RESULT_BYTES,
   NATIVE_RUNTIMES,
+  RESULT_SHARE_BYTES,
   resolvePath,
+  taskShareBytes,
   type Workdir,
   WorkdirRegistry
 } from "@serverfs/policy"
@@ -113,7 +116,6 @@ import { taskView } from "./TaskViews.js"
  */
 const PREVIEW_BYTES = 65_536
 const DEFAULT_EVENTS_LIMIT = 100
-const EVENT_LIMITS: EventLimits = { maxEventsPerTask: MAX_EVENTS_PER_TASK, maxEventBytes: MAX_EVENT_BYTES }
 
 const isoAfter = (millis: number, seconds: number) => new Date(millis + seconds * 1000).toISOString()
 
@@ -170,6 +172,17 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
           )
         })
     })
+
+    // The disk budget (issue 14): every active task may use one share of it (half the budget
+    // divided among the task slots) — its events up to the share less room for its largest
+    // result — and what the active tasks may still write is kept free; finished tasks are
+    // evicted to keep the rest within the budget.
+    const taskShare = taskShareBytes(settings)
+    const EVENT_LIMITS: EventLimits = {
+      maxEventsPerTask: MAX_EVENTS_PER_TASK,
+      maxEventBytes: MAX_EVENT_BYTES,
+      maxStoredBytesPerTask: taskShare - RESULT_SHARE_BYTES
+    }
     /** An event the store refused to keep: logged and dropped, the task goes on. */
     const eventDropped = (taskId: string, eventType: string, refusal: EventRefusal) =>
       audit.emit("WARNING", "event_dropped", {
@@ -669,13 +682,49 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
         yield* leases.removeGuard(slot)
       })
 
+    /** Tasks a recovery guard points at: kept whatever their age or the budget. */
+    const guardedTaskIds = Effect.map(leases.validGuards(), (guards) =>
+      guards.map(({ guard }) => guard.task_id)
+    )
+
+    /**
+     * Keep the state within its disk budget with room for `newTasks` more active tasks: usage,
+     * plus what the active tasks may still write up to their shares, plus a share per new task.
+     * Finished tasks are evicted oldest first while that is over the budget. Returns whether it
+     * now fits. One aggregate query when it already fits.
+     */
+    const enforceBudget = (newTasks: number): Effect.Effect<boolean> =>
+      Effect.gen(function* () {
+        const usage = yield* store.storageUsage()
+        // Never more shares than the task cap allows: a submit over the cap is refused by the
+        // insert (AGENT_TASK_LIMIT_REACHED) and must not evict anything first.
+        const shares = Math.min(usage.activeTasks + newTasks, settings.maxActiveTasks)
+        const reserve = Math.max(0, shares * taskShare - usage.activeBytes)
+        if (usage.totalBytes + reserve <= settings.stateMaxBytes) return true
+        const outcome = yield* store.evictForBudget({
+          budgetBytes: settings.stateMaxBytes,
+          reserveBytes: reserve,
+          protectedTaskIds: yield* guardedTaskIds
+        })
+        if (outcome.evicted.length > 0)
+          yield* audit.emit("INFO", "tasks_evicted", {
+            reason: "state_budget",
+            count: outcome.evicted.length,
+            usage_bytes: outcome.usageBytes
+          })
+        return outcome.usageBytes + reserve <= settings.stateMaxBytes
+      })
+
     const collectGarbage: Effect.Effect<void> = Effect.gen(function* () {
       // Most calls find nothing old enough: one indexed read, and the guards are not even read.
       const now = yield* Clock.currentTimeMillis
       const cutoff = new Date(now - settings.retentionSeconds * 1000).toISOString()
-      if ((yield* store.listTerminalTaskIdsOlderThan(cutoff)).length === 0) return
-      const guarded = (yield* leases.validGuards()).map(({ guard }) => guard.task_id)
-      yield* store.gc({ retentionSeconds: settings.retentionSeconds, protectedTaskIds: guarded })
+      if ((yield* store.listTerminalTaskIdsOlderThan(cutoff)).length > 0)
+        yield* store.gc({
+          retentionSeconds: settings.retentionSeconds,
+          protectedTaskIds: yield* guardedTaskIds
+        })
+      yield* enforceBudget(0)
     }).pipe(Effect.catchAllCause(() => Effect.void))
 
     const submit = (
@@ -765,6 +814,13 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
 
         return yield* submitLock.withPermits(1)(
           Effect.gen(function* () {
+            // Under the submit lock: the room counted here is not given to a concurrent submit.
+            if (!(yield* enforceBudget(1))) {
+              return yield* new AgentStorageLimitReached({
+                message:
+                  "the Agent Bridge's state is at its disk budget and no finished task can be evicted; wait for active tasks to finish"
+              })
+            }
             const liveTask = newLiveTask(taskId)
             if (profile === "workspace-write") {
               // The flock first (a live writer anywhere means WORKDIR_BUSY, as on the MCP side);
@@ -1104,7 +1160,6 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
      * guards of tasks already terminal (a crash between the two) are reconciled the same way.
      */
     const reconcileAtStartup: Effect.Effect<void> = Effect.gen(function* () {
-      yield* collectGarbage
       const now = yield* Clock.currentTimeMillis
       for (const task of yield* store.listNonTerminal()) {
         yield* tryEvent(task.task_id, "runtime.reconcile_started", { runtime: task.runtime })
@@ -1147,6 +1202,9 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
         const result = yield* adapter.reconcile(recordedTurn(task.value))
         if (result.providerActive === false) yield* leases.removeGuard(slot)
       }
+      // After reconciliation: the dead process's tasks are finished now, and counting them as
+      // active (at their full share) would evict finished tasks for room nobody will use.
+      yield* collectGarbage
     })
 
     // Graceful shutdown (runs before the fiber set is torn down): every live task is interrupted

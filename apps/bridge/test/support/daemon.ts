@@ -142,9 +142,21 @@ export const killAll = async (): Promise<void> => {
   )
 }
 
-export const spawnBridge = (env: Record<string, string>) => {
+export interface SpawnOptions {
+  /** RLIMIT_NOFILE of the bridge (set with the shell's `ulimit -n` before exec). */
+  readonly maxOpenFiles?: number
+}
+
+export const spawnBridge = (env: Record<string, string>, options: SpawnOptions = {}) => {
   assertBuilt()
-  const proc = spawn(process.execPath, [bridgeMain], { env, stdio: ["ignore", "pipe", "pipe"] })
+  const proc =
+    options.maxOpenFiles === undefined
+      ? spawn(process.execPath, [bridgeMain], { env, stdio: ["ignore", "pipe", "pipe"] })
+      : spawn(
+          "/bin/sh",
+          ["-c", `ulimit -n ${options.maxOpenFiles} && exec "$0" "$1"`, process.execPath, bridgeMain],
+          { env, stdio: ["ignore", "pipe", "pipe"] }
+        )
   live.add(proc)
   let stdout = ""
   let stderr = ""
@@ -176,8 +188,12 @@ export const runToExit = async (
 }
 
 /** Start the bridge and wait until it serves (its `bridge_started` line). */
-export const startBridge = async (env: Record<string, string>, timeoutMs = 45_000): Promise<Bridge> => {
-  const child = spawnBridge(env)
+export const startBridge = async (
+  env: Record<string, string>,
+  timeoutMs = 45_000,
+  options: SpawnOptions = {}
+): Promise<Bridge> => {
+  const child = spawnBridge(env, options)
   const socketPath = env.SERVERFS_AGENT_BRIDGE_SOCKET
   if (socketPath === undefined) throw new Error("no socket path")
   await new Promise<void>((resolve, reject) => {

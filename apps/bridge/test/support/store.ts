@@ -160,3 +160,17 @@ export const nonTerminalTaskIds = (stateDir: string): Promise<ReadonlyArray<stri
       )
     )
   )
+
+/** The state's accounted disk use (events + results), queried while the daemon runs. */
+export const storageUsage = (stateDir: string): Promise<number> =>
+  Effect.runPromise(
+    Effect.scoped(
+      Effect.provide(
+        Effect.map(
+          Effect.flatMap(TaskStore, (store) => store.storageUsage()),
+          (usage) => usage.totalBytes
+        ),
+        TaskStore.layer({ stateDir })
+      )
+    )
+  )

@@ -77,6 +77,11 @@ export class AgentTaskLimitReached extends Schema.TaggedError<AgentTaskLimitReac
   "AGENT_TASK_LIMIT_REACHED",
   Message
 ) {}
+/** The state's disk budget cannot hold a new task even after evicting finished ones (issue 14). */
+export class AgentStorageLimitReached extends Schema.TaggedError<AgentStorageLimitReached>()(
+  "AGENT_STORAGE_LIMIT_REACHED",
+  Message
+) {}
 export class LockPathUnsafe extends Schema.TaggedError<LockPathUnsafe>()("LOCK_PATH_UNSAFE", Message) {}
 export class BridgeSchedulingFailed extends Schema.TaggedError<BridgeSchedulingFailed>()(
   "BRIDGE_SCHEDULING_FAILED",
@@ -235,6 +240,7 @@ export const AGENT_ERRORS = {
   AGENT_IDEMPOTENCY_CONFLICT: AgentIdempotencyConflict,
   AGENT_TASK_EXISTS: AgentTaskExists,
   AGENT_TASK_LIMIT_REACHED: AgentTaskLimitReached,
+  AGENT_STORAGE_LIMIT_REACHED: AgentStorageLimitReached,
   LOCK_PATH_UNSAFE: LockPathUnsafe,
   BRIDGE_SCHEDULING_FAILED: BridgeSchedulingFailed,
   REQUEST_NOT_FOUND: RequestNotFound,
