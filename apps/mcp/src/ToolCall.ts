@@ -66,8 +66,9 @@ export const successResult = (output: Record<string, unknown>): ToolResult => en
 /**
  * A success result and its encoded size. The output is encoded once: the text content is that
  * JSON, and structuredContent serializes to the same JSON again, so the result costs twice its
- * byte length (the transport's escaping of the text adds at most as much again, which is why the
- * budget's maximum stays well under the SDK client's 10 MiB).
+ * byte length. On the wire the text is escaped once more, at most doubling it (every `"` and `\`
+ * becomes two characters), so a message is at most 1.5 times the measured size: the budget's
+ * maximum, 6 MiB, keeps it under the SDK client's 10 MiB.
  */
 export const encodeSuccess = (
   output: Record<string, unknown>

@@ -144,9 +144,9 @@ export const GLOBAL_VARIABLES: { readonly [K in keyof GlobalSettings]: Entry<Glo
     variable: "SERVERFS_MAX_RESPONSE_BYTES",
     kind: "strict int",
     default: "4194304",
-    parse: strictIntIn(4194304, 65536, 8388608),
+    parse: strictIntIn(4194304, 65536, 6291456),
     description:
-      "Response budget of one tool call or resource read (64 KiB to 8 MiB, under the MCP SDK client's 10 MiB message limit): the encoded result (content text plus structuredContent) larger than this is refused with RESPONSE_TOO_LARGE."
+      "Response budget of one tool call or resource read (64 KiB to 6 MiB; the message on the wire is at most 1.5 times this, under the MCP SDK client's 10 MiB message limit): the encoded result (content text plus structuredContent) larger than this is refused with RESPONSE_TOO_LARGE."
   },
   allowHidden: {
     variable: "SERVERFS_ALLOW_HIDDEN",

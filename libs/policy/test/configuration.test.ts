@@ -195,6 +195,7 @@ const STRICT_GLOBALS: ReadonlyArray<readonly [variable: string, bad: string]> = 
   // issue 14's work bounds: out of range or malformed values stop startup.
   ["SERVERFS_MAX_RESPONSE_BYTES", "1024"],
   ["SERVERFS_MAX_RESPONSE_BYTES", "20971520"],
+  ["SERVERFS_MAX_RESPONSE_BYTES", "8388608"],
   ["SERVERFS_MAX_READ_SCAN_BYTES", "4k"],
   ["SERVERFS_MAX_READ_SCAN_BYTES", "1000"],
   ["SERVERFS_READ_TIMEOUT_SECONDS", "-5"],
