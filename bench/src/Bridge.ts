@@ -69,6 +69,9 @@ const environment = (base: string): Record<string, string> => ({
   SERVERFS_AGENT_BRIDGE_STATE_DIR: path.join(base, "state"),
   SERVERFS_AGENT_ENABLE_FAKE_RUNTIME: "true",
   SERVERFS_AGENT_MAX_ACTIVE_TASKS: "256",
+  // The disk budget must give each of the 256 task slots its share (at least 19005440 bytes);
+  // it is a cap, not an allocation: the run writes a few MiB.
+  SERVERFS_AGENT_STATE_MAX_BYTES: String(8 * 1024 ** 3),
   SERVERFS_LOG_LEVEL: "ERROR"
 })
 
