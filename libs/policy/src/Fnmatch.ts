@@ -51,9 +51,10 @@ const codePoints = (text: string): number[] => {
   return out
 }
 
-const compileSet = (body: ReadonlyArray<number>): CharSet => {
-  // body is the text between "[" and "]", with a leading "!" meaning negation.
-  const negate = body[0] === 0x21
+const compileSet = (body: ReadonlyArray<number>, caret: boolean): CharSet => {
+  // body is the text between "[" and "]", with a leading "!" (or "^", for path globs) meaning
+  // negation.
+  const negate = isNegation(body[0], caret)
   const chars = negate ? body.slice(1) : body
   const ranges: number[] = []
   for (let i = 0; i < chars.length; i++) {
@@ -70,8 +71,19 @@ const compileSet = (body: ReadonlyArray<number>): CharSet => {
   return { negate, ranges: Int32Array.from(ranges) }
 }
 
+const isNegation = (c: number | undefined, caret: boolean): boolean => c === 0x21 || (caret && c === 0x5e)
+
+export interface CompileOptions {
+  /**
+   * `[^…]` negates like `[!…]` (git's wildmatch, used by find_files path globs). Python's
+   * fnmatch, the semantics of deny globs and base-name patterns, reads `^` as a member.
+   */
+  readonly caretNegates?: boolean
+}
+
 /** The token list of a pattern (linear in its length). */
-export const compilePattern = (pattern: string): CompiledPattern => {
+export const compilePattern = (pattern: string, options?: CompileOptions): CompiledPattern => {
+  const caret = options?.caretNegates === true
   const raw = codePoints(pattern)
   const kinds: number[] = []
   const values: number[] = []
@@ -93,14 +105,14 @@ export const compilePattern = (pattern: string): CompiledPattern => {
       push(ANY, 0)
     } else if (c === 0x5b) {
       let j = i + 1
-      if (raw[j] === 0x21) j++
+      if (isNegation(raw[j], caret)) j++
       if (raw[j] === 0x5d) j++
       while (j < raw.length && raw[j] !== 0x5d) j++
       if (j >= raw.length) {
         push(LITERAL, c) // unclosed: a literal "["
       } else {
         push(SET, sets.length)
-        sets.push(compileSet(raw.slice(i + 1, j)))
+        sets.push(compileSet(raw.slice(i + 1, j), caret))
         i = j
       }
     } else {
