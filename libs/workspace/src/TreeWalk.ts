@@ -18,10 +18,12 @@ import { type At, codeOf } from "./OsError.js"
  *   directory (by its st_size) is not read inline: `step` hands it to the caller to read on the
  *   thread pool and sort in slices (issue 14), then `listed` resumes the walk.
  */
-interface Frame {
+interface Frame<T> {
   readonly fd: number
   readonly relative: string
   readonly subdirectories: string[]
+  /** What the visitor said about this directory when it was entered (`WalkVisitor.directory`). */
+  readonly tag: T
 }
 
 /** A directory the caller must list (readdirAsync) and order before the walk can go on. */
@@ -36,8 +38,8 @@ export interface ListingRequest {
  */
 const LARGE_DIRECTORY_BYTES = 64 * 1024
 
-interface Visiting {
-  readonly frame: Frame
+interface Visiting<T> {
+  readonly frame: Frame<T>
   readonly listing: ReaddirResult
   readonly order: ReadonlyArray<number>
   next: number
@@ -47,13 +49,26 @@ interface Visiting {
 export const orderOf = (names: ReadonlyArray<string>) => (a: number, b: number) =>
   compareCodePoints(names[a]!, names[b]!)
 
-export interface WalkVisitor {
-  /** Called for each policy-visible regular file; return false to stop the walk. */
-  readonly file: (relative: string, name: string) => boolean
+/**
+ * What a walk reports to and asks of its caller. `T` is a value the caller keeps per directory
+ * (find_files: the path glob's states there), handed back with each of its files.
+ */
+export interface WalkVisitor<T> {
+  /**
+   * Called for each policy-visible regular file with its directory's tag; return false to stop
+   * the walk.
+   */
+  readonly file: (relative: string, name: string, directory: T) => boolean
+  /**
+   * Called before a policy-visible subdirectory is opened, with its parent's tag: its own tag, or
+   * undefined to skip it (nothing below it can matter). Without it every directory is entered
+   * with its parent's tag. Only the open branch keeps tags, so they cost the depth, not the tree.
+   */
+  readonly directory?: (name: string, parent: T) => T | undefined
 }
 
-export class TreeWalk {
-  private readonly stack: Frame[] = []
+export class TreeWalk<T = undefined> {
+  private readonly stack: Frame<T>[] = []
   private visited = 0
   /** True when the walk stopped because it reached the entry cap. */
   capped = false
@@ -64,24 +79,25 @@ export class TreeWalk {
     rootRelative: string,
     private readonly policy: DenyPolicy,
     private readonly maxEntries: number,
-    private readonly at: At
+    private readonly at: At,
+    rootTag: T
   ) {
-    this.stack.push({ fd: rootFd, relative: rootRelative, subdirectories: [] })
+    this.stack.push({ fd: rootFd, relative: rootRelative, subdirectories: [], tag: rootTag })
     this.pendingScan = this.stack[0]!
   }
 
   /** The frame whose entries have not been read yet (set right after a directory is opened). */
-  private pendingScan: Frame | undefined
+  private pendingScan: Frame<T> | undefined
 
   /** The listing whose entries are being visited. */
-  private visiting: Visiting | undefined
+  private visiting: Visiting<T> | undefined
 
   /**
    * Advance by about `budget` entries. Returns a request when the next directory is large: the
    * caller lists it and calls `listed` (or `listFailed`) before stepping again.
    * @throws ResourceExhausted; or the error that made the walk's root unreadable
    */
-  step(visitor: WalkVisitor, budget: number): ListingRequest | undefined {
+  step(visitor: WalkVisitor<T>, budget: number): ListingRequest | undefined {
     let work = 0
     while (work < budget && !this.done) {
       const visiting = this.visiting
@@ -117,7 +133,7 @@ export class TreeWalk {
         continue
       }
       work++
-      this.descend()
+      this.descend(visitor)
     }
     return undefined
   }
@@ -147,7 +163,7 @@ export class TreeWalk {
     }
   }
 
-  private failed(frame: Frame, error: unknown): void {
+  private failed(frame: Frame<T>, error: unknown): void {
     this.exhausted(error)
     // The root is what the caller asked for: its failure is reported (ACCESS_DENIED), never
     // an empty result. An unreadable directory below it contributes nothing.
@@ -155,7 +171,7 @@ export class TreeWalk {
   }
 
   /** One entry of the listing being visited; false stops the walk. */
-  private visit(visiting: Visiting, visitor: WalkVisitor): boolean {
+  private visit(visiting: Visiting<T>, visitor: WalkVisitor<T>): boolean {
     const i = visiting.order[visiting.next++]!
     const { frame, listing } = visiting
     if (++this.visited > this.maxEntries) {
@@ -167,7 +183,7 @@ export class TreeWalk {
     let type = listing.types[i]!
     if (type === DT.UNKNOWN) type = this.lookupType(frame.fd, name)
     const relative = frame.relative === "" ? name : `${frame.relative}/${name}`
-    if (type === DT.REG) return visitor.file(relative, name)
+    if (type === DT.REG) return visitor.file(relative, name, frame.tag)
     if (type === DT.DIR) frame.subdirectories.push(name)
     return true
   }
@@ -182,7 +198,7 @@ export class TreeWalk {
   }
 
   /** Open the next pending subdirectory (or unwind finished frames). */
-  private descend(): void {
+  private descend(visitor: WalkVisitor<T>): void {
     while (this.stack.length > 0) {
       const top = this.stack[this.stack.length - 1]!
       const name = top.subdirectories.pop()
@@ -191,6 +207,12 @@ export class TreeWalk {
         // The root fd belongs to the caller; every other frame's fd is ours.
         if (this.stack.length > 0) close(top.fd)
         continue
+      }
+      let tag = top.tag
+      if (visitor.directory !== undefined) {
+        const own = visitor.directory(name, top.tag)
+        if (own === undefined) continue // nothing below it can matter: never opened
+        tag = own
       }
       let fd: number
       try {
@@ -202,7 +224,8 @@ export class TreeWalk {
       const frame = {
         fd,
         relative: top.relative === "" ? name : `${top.relative}/${name}`,
-        subdirectories: []
+        subdirectories: [],
+        tag
       }
       this.stack.push(frame)
       this.pendingScan = frame

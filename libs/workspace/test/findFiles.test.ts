@@ -85,7 +85,7 @@ describe("patterns: case-sensitive fnmatch on the base name", () => {
     ["[!a].txt", ["b.txt", "é.txt", "\u{1F600}.txt"]],
     ["a*", ["a.txt", "a/a/a.txt", "ab.txt", "docs/deep/a/a.txt"]],
     ["*.md", ["Readme.md", "docs/deep/deeper.md", "docs/guide.md", "readme.md"]],
-    ["docs/*.md", []],
+    ["docs/*.md", ["docs/guide.md"]], // a path glob (findFilesPathGlob.test.ts)
     ["[[]x].txt", ["[x].txt"]],
     ["star[*].txt", ["star*.txt"]],
     ["back\\slash.txt", ["back\\slash.txt"]],

@@ -4,14 +4,14 @@ import {
   type ReadError,
   ResourceExhausted
 } from "@serverfs/domain"
-import { matcher } from "@serverfs/policy"
+import { compilePathGlob, type GlobState, isPathGlob, matcher } from "@serverfs/policy"
 import { O, readdirAsync } from "@serverfs/posix"
 import { Effect, Either } from "effect"
 import { type ChannelContext, resolve } from "../ChannelContext.js"
 import { openDirectory } from "../DescriptorWalk.js"
 import { sortInSlices, yieldToEventLoop } from "../EventLoopSlices.js"
 import { toWalkError } from "../OsError.js"
-import { orderOf, TreeWalk } from "../TreeWalk.js"
+import { orderOf, TreeWalk, type WalkVisitor } from "../TreeWalk.js"
 
 /**
  * Entries visited between two yields to the event loop, so a long walk never starves others:
@@ -21,8 +21,39 @@ import { orderOf, TreeWalk } from "../TreeWalk.js"
 const ENTRIES_PER_STEP = 512
 
 /**
+ * Which files a pattern selects, as a walk visitor's two questions. Without "/", fnmatch on the
+ * base name (tool-contracts §2.3), every directory entered. With "/", a path glob (PathGlob.ts)
+ * on the path below the search directory: each directory carries the glob's states after its
+ * path, so a file costs only its own name, and a directory no file below which can match is not
+ * opened (`src/**` never walks `node_modules`).
+ */
+interface Selection<T> {
+  readonly rootTag: T
+  readonly directory?: (name: string, parent: T) => T | undefined
+  readonly matches: (name: string, directory: T) => boolean
+}
+
+const selectionOf = (pattern: string): Selection<GlobState | undefined> => {
+  if (!isPathGlob(pattern)) {
+    const matches = matcher(pattern)
+    return { rootTag: undefined, matches: (name) => matches(name) }
+  }
+  const glob = compilePathGlob(pattern)
+  return {
+    rootTag: glob.initial,
+    directory: (name, parent) => {
+      if (parent === undefined) return undefined
+      const next = glob.advance(parent, name)
+      return next !== undefined && glob.mayMatchBelow(next) ? next : undefined
+    },
+    matches: (name, directory) => directory !== undefined && glob.matchesFile(directory, name)
+  }
+}
+
+/**
  * find_files (tool-contracts §2.3): fnmatch on the base name of regular files, recursively from
- * a directory. truncated=true when the matches reach the limit (even at exactly the limit) or
+ * a directory, or a path glob when the pattern has a "/" (deviation: the reference matches base
+ * names only). truncated=true when the matches reach the limit (even at exactly the limit) or
  * when the walk hits SERVERFS_MAX_WALK_ENTRIES.
  */
 export const findFiles = (
@@ -36,19 +67,27 @@ export const findFiles = (
       const limit = Math.min(input.limit, context.settings.maxSearchResults)
       const root = context.rootOf(resolved.workdir)
       const fd = yield* openDirectory(root, resolved.components, O.PATH, at)
+      const selection = selectionOf(input.pattern)
       const walk = yield* Effect.acquireRelease(
         Effect.sync(
           () =>
-            new TreeWalk(fd, resolved.relative, resolved.workdir.policy, context.settings.maxWalkEntries, at)
+            new TreeWalk(
+              fd,
+              resolved.relative,
+              resolved.workdir.policy,
+              context.settings.maxWalkEntries,
+              at,
+              selection.rootTag
+            )
         ),
         (w) => Effect.sync(() => w.close())
       )
       const matches: Array<{ path: string }> = []
-      const matches_ = matcher(input.pattern)
       let full = false
-      const visitor = {
-        file: (relative: string, name: string) => {
-          if (!matches_(name)) return true
+      const visitor: WalkVisitor<GlobState | undefined> = {
+        ...(selection.directory === undefined ? {} : { directory: selection.directory }),
+        file: (relative, name, directory) => {
+          if (!selection.matches(name, directory)) return true
           matches.push({ path: relative })
           full = matches.length >= limit
           return !full
