@@ -229,6 +229,21 @@ describe("serverfs-mcp over stdio", () => {
     })
   })
 
+  it("find_files: a pattern with / is a path glob below `path` (**/*.md, docs/*/*.md); .env stays hidden", async () => {
+    const deep = await call("find_files", { workdir: "main", pattern: "**/*.md" })
+    expect(deep.structuredContent).toEqual({
+      matches: [{ path: "docs/guide/intro.md" }],
+      returned: 1,
+      truncated: false
+    })
+    const anchored = await call("find_files", { workdir: "main", path: "docs", pattern: "*/*.md" })
+    expect(anchored.structuredContent).toMatchObject({ matches: [{ path: "docs/guide/intro.md" }] })
+    const tooShallow = await call("find_files", { workdir: "main", pattern: "*/*.md" })
+    expect(tooShallow.structuredContent).toMatchObject({ returned: 0 })
+    const hidden = await call("find_files", { workdir: "main", pattern: "**/.env" })
+    expect(hidden.structuredContent).toMatchObject({ returned: 0 })
+  })
+
   it("the resource template is listed and reads nested paths", async () => {
     const { resourceTemplates } = await mcp.client.listResourceTemplates()
     expect(resourceTemplates).toEqual([

@@ -70,6 +70,13 @@ beforeAll(async () => {
     ".serverfs-tmp-x.md": "",
     docs2: { dir: { ".serverfs-tmp-y.md": "", "y.md": "" } }
   })
+  // 120 nested directories with long names, each holding a file whose name almost matches.
+  let chain = path.join(root, "deep")
+  for (let i = 0; i < 120; i++) {
+    chain = path.join(chain, "a".repeat(30))
+    fs.mkdirSync(chain, { recursive: true })
+    fs.writeFileSync(path.join(chain, `${"a".repeat(200)}c`), "")
+  }
   vars = workdirVars(root, { SERVERFS_EXTRA_DENY_GLOBS: "internal/**" })
 
   plain = path.join(base, "plain")
@@ -102,6 +109,9 @@ describe("a pattern with / matches the path below the search directory", () => {
     ["**/tests/*", "", ["src/pkg/tests/test_z.py"]],
     ["/top.md", "", ["top.md"]],
     ["d*/[^n]*", "", ["docs/guide.md", "docs2/y.md"]],
+    // a literal path names one file, never a directory's contents
+    ["docs/guide.md", "", ["docs/guide.md"]],
+    ["docs/deep", "", []],
     // relative to the search directory, results still workdir-relative
     ["deep/*.md", "docs", ["docs/deep/deeper.md"]],
     ["**/*.md", "docs", ["docs/deep/deeper.md", "docs/guide.md"]],
@@ -170,6 +180,33 @@ describe("attack: hidden, denied and reserved entries stay out even when the glo
   )
 })
 
+describe("attack: path globs full of ** and * end at once on a deep tree", () => {
+  // Liveness bound only (seconds): a backtracking matcher takes exponential time on these.
+  const hostile = [
+    `${"**/".repeat(300)}*b`,
+    `${"**/*a*a*a/".repeat(90)}*b`,
+    `${"*/**/".repeat(180)}${"*a".repeat(20)}b`,
+    `**/${"*a".repeat(500)}*b`
+  ]
+  it.effect("each answers correctly within seconds while list_directory keeps answering", () =>
+    withChannels(vars, (a) =>
+      Effect.gen(function* () {
+        const started = performance.now()
+        for (const pattern of hostile) {
+          expect(pattern.length).toBeLessThanOrEqual(1024)
+          const [found, listed] = yield* Effect.all(
+            [a.find("wd", pattern, "deep", { limit: 100 }), a.list("wd", "deep")],
+            { concurrency: 2 }
+          )
+          expect(paths(found), pattern.slice(0, 40)).toEqual([])
+          expect(listed.entries).toHaveLength(1)
+        }
+        expect(performance.now() - started).toBeLessThan(5000)
+      })
+    )
+  )
+})
+
 describe("the walk skips directories nothing below which can match", () => {
   it.effect("a glob anchored in docs/ stays within the walk cap that a whole-tree walk exceeds", () =>
     withChannels(workdirVars(root, { SERVERFS_MAX_WALK_ENTRIES: "20" }), (a) =>
@@ -205,7 +242,7 @@ describe("the same selection as git ls-files ':(glob)…' on a plain tree", () =
       ),
     { numRuns: 60, seed: 13 }
   )
-  it.skipIf(!hasGit).effect("hand-written and generated globs", () =>
+  it.effect.skipIf(!hasGit)("hand-written and generated globs", () =>
     withChannels(workdirVars(plain, { SERVERFS_MAX_SEARCH_RESULTS: "1000" }), (a) =>
       Effect.gen(function* () {
         const disagreements: Array<{ pattern: string; ours: string[]; git: string[] }> = []

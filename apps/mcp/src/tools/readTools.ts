@@ -44,9 +44,9 @@ export const readTools = (channels: ReadChannels, settings: GlobalSettings): Rea
   }),
   defineTool({
     name: "find_files",
-    title: "Find files by name",
+    title: "Find files by name or path glob",
     description:
-      "Find regular files whose name matches a shell pattern (*, ?, [..]; case-sensitive; matched against the file name only), recursively below a directory. Symlinked directories are not followed.",
+      'Find regular files recursively below a directory. A pattern without "/" matches the file name (shell pattern: *, ?, [..]; case-sensitive). A pattern with "/" matches the path relative to `path`, as in git: * and ? stay within one directory, ** spans directories ("**/*.md", "src/**/test_*.py"). Symlinked directories are not followed.',
     annotations: READ_ANNOTATIONS,
     input: makeFindFilesInput(
       Math.min(settings.defaultSearchResults, settings.maxSearchResults),

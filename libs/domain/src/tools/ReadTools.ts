@@ -71,7 +71,7 @@ export const makeFindFilesInput = (defaultLimit: number, maxPatternLength: numbe
     workdir: WorkdirAlias,
     pattern: Pattern(
       maxPatternLength,
-      "Case-sensitive shell pattern (*, ?, [..]) matched against file names only."
+      'Case-sensitive shell pattern (*, ?, [..]). Without "/": matched against file names. With "/": matched against the path relative to `path`; * and ? stay within one directory, ** spans directories ("**/*.md").'
     ),
     path: withDefault(Schema.String, "", "Directory to search from, relative to the workdir root."),
     limit: withDefault(IntAtLeast(1), defaultLimit, "Maximum number of matches to return.")
