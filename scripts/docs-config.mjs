@@ -5,7 +5,7 @@
 // - docs/errors.md must have a row for every frozen error code of libs/domain: the filesystem
 //   plane's (FilesystemErrorCode) and the agent plane's (AgentErrorCode);
 // - docs/tools.md must have a section for every tool the MCP server can register: the read and
-//   mutation tools and the agent tools.
+//   mutation tools, the agent tools and server_info.
 // Runs against the built packages (npm run build first).
 import * as fs from "node:fs"
 import * as path from "node:path"
@@ -77,7 +77,8 @@ const headings = new Set(
 for (const tool of [
   ...mcp.readTools({}, settings),
   ...mcp.mutationTools({}),
-  ...mcp.agentTools(agentContext)
+  ...mcp.agentTools(agentContext),
+  mcp.serverInfoTool(() => undefined)
 ]) {
   if (!headings.has(tool.name)) problems.push(`docs/tools.md: no section for ${tool.name}`)
 }

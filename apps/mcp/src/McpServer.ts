@@ -19,14 +19,15 @@ import { Cause, Effect, Either, Runtime } from "effect"
 import { INSTRUCTIONS } from "./Instructions.js"
 import { objectJsonSchema } from "./JsonSchema.js"
 import { parseResourceUri, RESOURCE_TEMPLATE } from "./ResourceTemplate.js"
+import { serverCatalog } from "./ServerCatalog.js"
 import { callTool, responseTooLarge } from "./ToolCall.js"
-import type { AnyTool } from "./ToolDefinition.js"
 import { agentTools, agentToolsEnabled } from "./tools/agentTools.js"
 import { mutationTools } from "./tools/mutationTools.js"
 import { readTools } from "./tools/readTools.js"
 
 const { version } = createRequire(import.meta.url)("../package.json") as { readonly version: string }
 export const SERVER_VERSION = version
+export const SERVER_NAME = "ServerFS"
 
 /** Codes that mean "there is nothing at this URI" get MCP's resource-not-found error code. */
 const NOT_FOUND = new Set(["WORKDIR_NOT_FOUND", "PATH_NOT_FOUND"])
@@ -71,23 +72,29 @@ export class McpServer extends Effect.Service<McpServer>()("@serverfs/mcp/McpSer
           rootOf: (yield* WorkdirRoots).rootOf
         })
       : []
-    const tools: ReadonlyArray<AnyTool> = [
-      ...readTools(channels, global),
-      ...mutationTools(mutations),
-      ...agents
-    ]
-    const byName = new Map(tools.map((t) => [t.name, t] as const))
     const passedThrough = new Set(agents.map((t) => t.name))
-    const listing = tools.map((t) => ({
-      name: t.name,
-      title: t.title,
-      description: t.description,
-      inputSchema: objectJsonSchema(t.input),
-      outputSchema: passedThrough.has(t.name)
-        ? admitExtraProperties(objectJsonSchema(t.output))
-        : objectJsonSchema(t.output),
-      annotations: t.annotations
-    }))
+    // server_info is appended to these groups, and the catalog marker is computed over exactly
+    // the listing below (ServerCatalog.ts, CatalogMarker.ts).
+    const { tools, listing, marker } = serverCatalog({
+      name: SERVER_NAME,
+      version,
+      groups: [
+        { group: "read", tools: readTools(channels, global) },
+        { group: "mutation", tools: mutationTools(mutations) },
+        { group: "agent", tools: agents }
+      ],
+      list: (t) => ({
+        name: t.name,
+        title: t.title,
+        description: t.description,
+        inputSchema: objectJsonSchema(t.input),
+        outputSchema: passedThrough.has(t.name)
+          ? admitExtraProperties(objectJsonSchema(t.output))
+          : objectJsonSchema(t.output),
+        annotations: t.annotations
+      })
+    })
+    const byName = new Map(tools.map((t) => [t.name, t] as const))
 
     const readResource = (uri: string) =>
       Effect.gen(function* () {
@@ -134,7 +141,7 @@ export class McpServer extends Effect.Service<McpServer>()("@serverfs/mcp/McpSer
 
     const make = (): Server => {
       const server = new Server(
-        { name: "ServerFS", version },
+        { name: SERVER_NAME, version },
         { capabilities: { tools: {}, resources: {} }, instructions: INSTRUCTIONS }
       )
       server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listing }))
@@ -202,6 +209,6 @@ export class McpServer extends Effect.Service<McpServer>()("@serverfs/mcp/McpSer
         return Effect.promise(() => server.close().catch(() => undefined))
       })
 
-    return { tools, serve, make } as const
+    return { tools, marker, serve, make } as const
   })
 }) {}

@@ -22,7 +22,12 @@ const program = Effect.gen(function* () {
   const server = yield* McpServer
   const audit = yield* AuditLog
   const configuration = yield* Configuration
-  yield* audit.emit("INFO", "startup", startupFields(configuration))
+  // The catalog marker in the startup line lets an operator match a log to a server_info answer.
+  yield* audit.emit("INFO", "startup", {
+    ...startupFields(configuration),
+    tools: server.tools.length,
+    catalog_marker: server.marker
+  })
   // A misspelled variable would otherwise fall back to its default without a word.
   if (configuration.unknownVariables.length > 0)
     yield* audit.emit("WARNING", "unknown_variables", { names: configuration.unknownVariables })

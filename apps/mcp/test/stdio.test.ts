@@ -61,7 +61,14 @@ describe("serverfs-mcp over stdio", () => {
   it("identifies as ServerFS and gives instructions", () => {
     expect(mcp.client.getServerVersion()?.name).toBe("ServerFS")
     const instructions = mcp.client.getInstructions() ?? ""
-    for (const phrase of ["list_workdirs", "relative", "untrusted", "read-write", "no shell"]) {
+    for (const phrase of [
+      "list_workdirs",
+      "relative",
+      "untrusted",
+      "read-write",
+      "no shell",
+      "server_info"
+    ]) {
       expect(instructions).toContain(phrase)
     }
   })

@@ -26,7 +26,9 @@ const FILESYSTEM_TOOLS = [
   "edit_text_file",
   "delete_file",
   "create_directory",
-  "delete_directory"
+  "delete_directory",
+  // Beyond the reference: always served, read-only (docs/tools.md#server_info).
+  "server_info"
 ]
 
 const READ = { readOnlyHint: true, openWorldHint: false }
@@ -78,7 +80,7 @@ const toolNames = async (env: Record<string, string>): Promise<ReadonlyArray<str
 }
 
 describe("agent tool registration", () => {
-  it("registers the nine agent tools, with the reference annotations, beside the eleven filesystem tools", async () => {
+  it("registers the nine agent tools, with the reference annotations, beside the eleven filesystem tools and server_info", async () => {
     const { tools } = await stack.client.listTools()
     expect(tools.map((t) => t.name).sort()).toEqual(
       [...FILESYSTEM_TOOLS, ...Object.keys(AGENT_ANNOTATIONS)].sort()
@@ -111,7 +113,7 @@ describe("agent tool registration", () => {
     expect(JSON.stringify(tools)).not.toContain(stack.tree.base)
   })
 
-  it("registers no agent tool when the bridge is disabled (11 tools)", async () => {
+  it("registers no agent tool when the bridge is disabled (12 tools: eleven filesystem tools and server_info)", async () => {
     const disabled = {
       SERVERFS_AGENT_BRIDGE_ENABLED: "false",
       WORKDIR_01_AGENT_MODE: "disabled",
@@ -121,10 +123,10 @@ describe("agent tool registration", () => {
     }
     expect([...(await toolNames(disabled))].sort()).toEqual([...FILESYSTEM_TOOLS].sort())
     // A value that is not a boolean means false (a lenient switch, tool-contracts §4.1).
-    expect(await toolNames({ ...disabled, SERVERFS_AGENT_BRIDGE_ENABLED: "maybe" })).toHaveLength(11)
+    expect(await toolNames({ ...disabled, SERVERFS_AGENT_BRIDGE_ENABLED: "maybe" })).toHaveLength(12)
   })
 
-  it("registers no agent tool when every workdir's Agent mode is disabled, bridge enabled (11 tools)", async () => {
+  it("registers no agent tool when every workdir's Agent mode is disabled, bridge enabled (12 tools: eleven filesystem tools and server_info)", async () => {
     const mcp = await stack.startMcp({
       WORKDIR_01_AGENT_MODE: "disabled",
       WORKDIR_01_AGENT_RUNTIMES: "",

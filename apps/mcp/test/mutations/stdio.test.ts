@@ -1,6 +1,6 @@
 /**
  * The write plane through the real `serverfs-mcp` process over stdio, as a chat client sees it:
- * the eleven tools with the reference annotations (tool-contracts §1), structured outputs the
+ * the eleven tools (and server_info) with the reference annotations (tool-contracts §1), structured outputs the
  * SDK client validates against each advertised outputSchema, the read-only gate on all five
  * mutation tools, the audit counters of §7 on stderr — and never the content, old_text or
  * new_text — and the Agent Bridge lease (WORKDIR_BUSY) held by another process.
@@ -112,12 +112,14 @@ const READ_TOOLS = [
   "read_text_file",
   "stat_file"
 ]
+/** Beyond the reference, read-only like the read tools (docs/tools.md#server_info). */
+const SERVER_INFO = "server_info"
 
 describe("the mutation surface over stdio", () => {
-  it("tools/list: exactly the eleven tools, with the reference annotations and both schemas", async () => {
+  it("tools/list: exactly the eleven tools and server_info, with the reference annotations and both schemas", async () => {
     const { tools } = await mcp.client.listTools()
     expect(tools.map((t) => t.name).sort()).toEqual(
-      [...READ_TOOLS, ...Object.keys(MUTATION_ANNOTATIONS)].sort()
+      [...READ_TOOLS, ...Object.keys(MUTATION_ANNOTATIONS), SERVER_INFO].sort()
     )
     for (const tool of tools) {
       const expected =
