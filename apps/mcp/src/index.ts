@@ -1,4 +1,6 @@
 export * from "./Instructions.js"
+export * from "./ingress/FileIngressLive.js"
+export type { IngressTestAllowance } from "./ingress/Protocol.js"
 export * from "./JsonSchema.js"
 export * from "./Layers.js"
 export * from "./McpServer.js"

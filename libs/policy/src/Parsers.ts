@@ -147,7 +147,9 @@ export const hostList: Parse<ReadonlyArray<string>> = (raw) => {
       !labels.every((l) => HOST_LABEL.test(l)) ||
       /^\d+$/.test(labels[labels.length - 1] ?? "")
     ) {
-      return Either.left("every entry must be an exact DNS host name (no scheme, port, wildcard or IP address)")
+      return Either.left(
+        "every entry must be an exact DNS host name (no scheme, port, wildcard or IP address)"
+      )
     }
   }
   return Either.right(hosts)

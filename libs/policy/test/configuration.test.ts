@@ -341,20 +341,14 @@ describe("extra deny globs are bounded by SERVERFS_MAX_PATTERN_LENGTH (matching 
 })
 
 describe("global settings: unsupported switches (binary transfer)", () => {
-  it.each(["SERVERFS_BINARY_TRANSFER_ENABLED"])(
-    "%s=true stops startup, naming the variable",
-    (variable) => {
-      for (const on of ["true", "1", "YES", "on"]) refused({ [variable]: on }, variable)
-    }
-  )
+  it.each(["SERVERFS_BINARY_TRANSFER_ENABLED"])("%s=true stops startup, naming the variable", (variable) => {
+    for (const on of ["true", "1", "YES", "on"]) refused({ [variable]: on }, variable)
+  })
 
-  it.each(["SERVERFS_BINARY_TRANSFER_ENABLED"])(
-    "%s=false, 0, off or empty is fine",
-    (variable) => {
-      for (const off of ["false", "0", "off", "no", "", " "])
-        expect(Either.isRight(parse({ [variable]: off }))).toBe(true)
-    }
-  )
+  it.each(["SERVERFS_BINARY_TRANSFER_ENABLED"])("%s=false, 0, off or empty is fine", (variable) => {
+    for (const off of ["false", "0", "off", "no", "", " "])
+      expect(Either.isRight(parse({ [variable]: off }))).toBe(true)
+  })
 
   it("WORKDIR_XX_BINARY_TRANSFER_ENABLED=true on an enabled slot stops startup, naming WORKDIR_04_BINARY_TRANSFER_ENABLED", () => {
     refused(enabled(4, "four", { BINARY_TRANSFER_ENABLED: "true" }), "WORKDIR_04_BINARY_TRANSFER_ENABLED")
