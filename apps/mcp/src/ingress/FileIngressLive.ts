@@ -46,7 +46,13 @@ export interface FileIngressOptions {
 
 type Failure = FileIngressError | BinaryPayloadTooLarge
 
-const defaultFetcherPath = (): string => fileURLToPath(new URL("./fetcher.js", import.meta.url))
+/** fetcher.js next to this module in dist; run from source (tests), the built one in dist. */
+const defaultFetcherPath = (): string =>
+  fileURLToPath(
+    import.meta.url.endsWith(".ts")
+      ? new URL("../../dist/ingress/fetcher.js", import.meta.url)
+      : new URL("./fetcher.js", import.meta.url)
+  )
 
 const failureOf = (code: string, at: { workdir: string; path: string }, maxBytes: number): Failure => {
   switch (code) {

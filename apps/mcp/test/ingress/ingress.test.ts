@@ -1,9 +1,10 @@
 import { randomBytes } from "node:crypto"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import { AuditSink } from "@serverfs/telemetry-local"
 import { repoRoot } from "@serverfs/testkit"
 import { FileIngress } from "@serverfs/workspace"
-import { Effect, Either } from "effect"
+import { ConfigProvider, Effect, Either, Layer } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import { fetchUrl, isPublicAddress } from "../../src/ingress/Fetch.js"
 import {
@@ -13,6 +14,7 @@ import {
   makeFileIngress
 } from "../../src/ingress/FileIngressLive.js"
 import type { FetchRequest, IngressTestAllowance } from "../../src/ingress/Protocol.js"
+import { McpServerLayer } from "../../src/Layers.js"
 import { certificate, PUBLIC_ADDRESS, startServer, type TestServer } from "./support.js"
 
 /**
@@ -141,6 +143,46 @@ describe("file ingress: a good fetch", () => {
       expect(live.enabled).toBe(true)
       const off = yield* Effect.provide(FileIngress, FileIngressDisabledLayer)
       expect(off.enabled).toBe(false)
+    })
+  )
+})
+
+describe("file ingress: the production wiring", () => {
+  const portFrom = (env: Record<string, string>) =>
+    Effect.scoped(
+      Effect.flatMap(
+        Layer.build(
+          McpServerLayer.pipe(
+            Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))),
+            Layer.provideMerge(AuditSink.memory().layer)
+          )
+        ),
+        (context) => Effect.provide(FileIngress, context)
+      )
+    )
+
+  it.live("McpServerLayer provides a disabled port by default and the live one when enabled", () =>
+    Effect.gen(function* () {
+      expect((yield* portFrom({})).enabled).toBe(false)
+      const live = yield* portFrom({
+        SERVERFS_FILE_INGRESS_ENABLED: "true",
+        SERVERFS_FILE_INGRESS_ALLOW_OPENAI_BLOB_HOSTS: "true"
+      })
+      expect(live.enabled).toBe(true)
+      // No test allowance in production: this server's port and loopback stay out of reach.
+      expect(
+        yield* Effect.map(
+          Effect.either(
+            live.fetch({
+              source: { download_url: url("/ok"), file_id: "file-1" },
+              workdir: "w",
+              path: "in.bin",
+              maxBytes: MAX
+            })
+          ),
+          (r) => (Either.isLeft(r) ? r.left._tag : "bytes")
+        )
+      ).toBe("URL_NOT_ALLOWED")
     })
   )
 })
