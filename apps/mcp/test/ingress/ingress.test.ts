@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto"
+import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { AuditSink } from "@serverfs/telemetry-local"
@@ -419,4 +420,30 @@ describe("file ingress: size and time bounds", () => {
       )
     })
   )
+})
+
+describe("file ingress: the MCP process stays bounded against its own fetcher", () => {
+  const hostile = path.join(repoRoot, "apps/mcp/test/ingress/fixtures/hostile-fetcher.mjs")
+  it.live.each([
+    ["huge-frame", "FILE_INGRESS_FAILED"],
+    ["flood", "BINARY_PAYLOAD_TOO_LARGE"],
+    ["data-before-ready", "FILE_INGRESS_FAILED"],
+    ["exit-after-ready", "FILE_INGRESS_FAILED"],
+    ["silent", "FILE_INGRESS_FAILED"]
+  ])("a fetcher that sends %s → %s", ([mode, code]) =>
+    Effect.gen(function* () {
+      expect(yield* codeOf(url(`/${mode}`), { fetcherPath: hostile, timeoutSeconds: 2 })).toBe(code)
+    })
+  )
+
+  it("only the fetcher's modules reach the network: nothing else in apps/mcp/src imports http, https, tls, dns or Fetch.js", () => {
+    const sources = fs
+      .readdirSync(path.join(repoRoot, "apps/mcp/src"), { recursive: true, encoding: "utf8" })
+      .filter((f) => f.endsWith(".ts"))
+    const importing = sources.filter((f) => {
+      const text = fs.readFileSync(path.join(repoRoot, "apps/mcp/src", f), "utf8")
+      return /from "node:(https?|tls|dns|http2|dgram)"|from "\.\/Fetch\.js"/.test(text)
+    })
+    expect(importing.sort()).toEqual(["ingress/Fetch.ts", "ingress/fetcher.ts"])
+  })
 })
