@@ -40,6 +40,8 @@ export interface FileIngressOptions {
   readonly timeoutSeconds: number
   /** The fetcher entry; defaults to fetcher.js next to this module (the built dist). */
   readonly fetcherPath?: string | undefined
+  /** Most fetcher processes alive at once (default 2); more calls wait within their deadline. */
+  readonly maxConcurrentFetches?: number | undefined
   /** Test-only: never set from configuration (docs/security-model.md, "File ingress"). */
   readonly testAllowance?: IngressTestAllowance | undefined
 }
@@ -154,6 +156,8 @@ const spawnFetcher = (fetcherPath: string, at: { workdir: string; path: string }
 
 export const makeFileIngress = (options: FileIngressOptions): FileIngress["Type"] => {
   const fetcherPath = options.fetcherPath ?? defaultFetcherPath()
+  // Each fetch is a Node process: a burst of uploads must not become a burst of processes.
+  const slots = Effect.unsafeMakeSemaphore(options.maxConcurrentFetches ?? 2)
   return {
     enabled: true,
     fetch: (request: FileIngressRequest) => {
@@ -170,16 +174,20 @@ export const makeFileIngress = (options: FileIngressOptions): FileIngress["Type"
       const json = Buffer.from(JSON.stringify(body), "utf8")
       const header = Buffer.alloc(4)
       header.writeUInt32BE(json.length, 0)
-      return Effect.scoped(
-        Effect.flatMap(spawnFetcher(fetcherPath, at), (child) =>
-          collect(child, Buffer.concat([header, json]), request.maxBytes, at)
+      return slots
+        .withPermits(1)(
+          Effect.scoped(
+            Effect.flatMap(spawnFetcher(fetcherPath, at), (child) =>
+              collect(child, Buffer.concat([header, json]), request.maxBytes, at)
+            )
+          )
         )
-      ).pipe(
-        Effect.timeoutFail({
-          duration: Duration.millis(Math.ceil(options.timeoutSeconds * 1000)),
-          onTimeout: () => new FileIngressFailed(at)
-        })
-      )
+        .pipe(
+          Effect.timeoutFail({
+            duration: Duration.millis(Math.ceil(options.timeoutSeconds * 1000)),
+            onTimeout: () => new FileIngressFailed(at)
+          })
+        )
     }
   }
 }

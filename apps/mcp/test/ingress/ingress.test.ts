@@ -32,6 +32,8 @@ const EVIL = Buffer.from("bytes from the rebound address")
 let server: TestServer
 let evil: TestServer
 let otherCa: string
+let active = 0
+let maxActive = 0
 
 beforeAll(async () => {
   const pem = certificate()
@@ -58,6 +60,14 @@ beforeAll(async () => {
     res.once("close", () => clearInterval(timer))
   })
   server.route("/hang", () => {})
+  server.route("/counted", (_req, res) => {
+    active++
+    maxActive = Math.max(maxActive, active)
+    setTimeout(() => {
+      active--
+      res.writeHead(200).end(GOOD)
+    }, 300)
+  })
   server.route("/to-private", (_req, res) =>
     res.writeHead(302, { location: `https://private.example.test:${server.port}/ok` }).end()
   )
@@ -411,6 +421,25 @@ describe("file ingress: size and time bounds", () => {
         })
       }),
     { timeout: 10_000 }
+  )
+
+  it.live("six uploads at once run at most two fetcher processes at a time, and all complete", () =>
+    Effect.gen(function* () {
+      const ingress = makeFileIngress(options())
+      const one = ingress.fetch({
+        source: { download_url: url("/counted"), file_id: "file-1" },
+        workdir: "w",
+        path: "in.bin",
+        maxBytes: MAX
+      })
+      const results = yield* Effect.all(
+        Array.from({ length: 6 }, () => one),
+        { concurrency: "unbounded" }
+      )
+      expect(results.every((bytes) => Buffer.from(bytes).equals(GOOD))).toBe(true)
+      expect(maxActive).toBeGreaterThanOrEqual(1)
+      expect(maxActive).toBeLessThanOrEqual(2)
+    })
   )
 
   it.live("a fetcher that cannot be started → FILE_INGRESS_UNAVAILABLE", () =>
