@@ -3,6 +3,7 @@ import { BridgeClient } from "@serverfs/rpc"
 import { AuditLog, JsonLoggerLive } from "@serverfs/telemetry-local"
 import { LeaseManager, Mutations, ReadChannels, WorkdirRoots } from "@serverfs/workspace"
 import { Effect, Layer } from "effect"
+import { FileIngressDisabledLayer, fileIngressLayer } from "./ingress/FileIngressLive.js"
 import { McpServer } from "./McpServer.js"
 
 /**
@@ -26,8 +27,24 @@ const BridgeClientFromConfiguration = Layer.unwrapEffect(
   )
 )
 
+/** The file ingress: off unless SERVERFS_FILE_INGRESS_ENABLED; never with a test allowance. */
+const FileIngressFromConfiguration = Layer.unwrapEffect(
+  Effect.map(Configuration, ({ global }) =>
+    global.fileIngressEnabled
+      ? fileIngressLayer({
+          allowedHosts: global.fileIngressAllowedHosts,
+          allowOpenaiBlobHosts: global.fileIngressAllowOpenaiBlobHosts,
+          maxRedirects: global.fileIngressMaxRedirects,
+          fetchTimeoutSeconds: global.fileIngressFetchTimeoutSeconds,
+          timeoutSeconds: global.fileIngressTimeoutSeconds
+        })
+      : FileIngressDisabledLayer
+  )
+)
+
 export const McpServerLayer = McpServer.Default.pipe(
   Layer.provideMerge(BridgeClientFromConfiguration),
+  Layer.provideMerge(FileIngressFromConfiguration),
   Layer.provideMerge(Layer.merge(ReadChannels.Default, Mutations.Default)),
   Layer.provideMerge(LeaseManager.Default),
   Layer.provideMerge(WorkdirRoots.Default),

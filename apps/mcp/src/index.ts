@@ -1,5 +1,7 @@
 export * from "./CatalogMarker.js"
 export * from "./Instructions.js"
+export * from "./ingress/FileIngressLive.js"
+export type { IngressTestAllowance } from "./ingress/Protocol.js"
 export * from "./JsonSchema.js"
 export * from "./Layers.js"
 export * from "./McpServer.js"

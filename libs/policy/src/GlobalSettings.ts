@@ -33,6 +33,12 @@ export interface GlobalSettings {
   readonly agentBridgeSocket: string
   readonly agentBridgeTimeoutSeconds: number
   readonly agentLockDir: string
+  readonly fileIngressEnabled: boolean
+  readonly fileIngressTimeoutSeconds: number
+  readonly fileIngressAllowedHosts: ReadonlyArray<string>
+  readonly fileIngressAllowOpenaiBlobHosts: boolean
+  readonly fileIngressFetchTimeoutSeconds: number
+  readonly fileIngressMaxRedirects: number
 }
 
 /** One documented variable: its name, parser, default and meaning (docs/configuration.md). */

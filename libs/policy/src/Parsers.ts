@@ -18,6 +18,7 @@ export type ParserKind =
   | "string"
   | "glob list"
   | "log level"
+  | "host list"
 
 /** Not set: absent, empty or only whitespace. */
 export const isUnset = (raw: string | undefined): raw is undefined | "" =>
@@ -113,4 +114,43 @@ export type LogLevel = (typeof LOG_LEVELS)[number]
 export const logLevel: Parse<LogLevel> = (raw) => {
   const word = (raw ?? "").trim().toUpperCase()
   return Either.right((LOG_LEVELS as ReadonlyArray<string>).includes(word) ? (word as LogLevel) : "INFO")
+}
+
+/** An integer from min to max, 0 allowed (a count, not a size); anything else stops startup. */
+export const strictCountIn =
+  (fallback: number, min: number, max: number): Parse<number> =>
+  (raw) => {
+    if (isUnset(raw)) return Either.right(fallback)
+    const text = raw.trim()
+    const value = /^\+?\d{1,6}$/.test(text) ? Number(text) : Number.NaN
+    return Number.isSafeInteger(value) && value >= min && value <= max
+      ? Either.right(value)
+      : Either.left(`expected an integer from ${min} to ${max}`)
+  }
+
+const HOST_LABEL = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/
+
+/**
+ * Comma-separated exact DNS host names (lowercased; no scheme, port, path, wildcard or IP
+ * literal): the file-ingress allowlist. A malformed entry stops startup rather than being
+ * dropped, so the list an operator reads is the list that is enforced. The entry is not echoed.
+ */
+export const hostList: Parse<ReadonlyArray<string>> = (raw) => {
+  if (isUnset(raw)) return Either.right([])
+  const hosts = unique(raw.split(",").map((h) => h.trim().toLowerCase()))
+  if (hosts.length > 64) return Either.left("at most 64 hosts")
+  for (const host of hosts) {
+    const labels = host.split(".")
+    if (
+      host.length > 253 ||
+      labels.length < 2 ||
+      !labels.every((l) => HOST_LABEL.test(l)) ||
+      /^\d+$/.test(labels[labels.length - 1] ?? "")
+    ) {
+      return Either.left(
+        "every entry must be an exact DNS host name (no scheme, port, wildcard or IP address)"
+      )
+    }
+  }
+  return Either.right(hosts)
 }

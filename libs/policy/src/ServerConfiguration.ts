@@ -102,6 +102,17 @@ const parseGlobal = (lookup: Lookup): GlobalSettings => {
       `SERVERFS_AGENT_MODE is ${global.agentMode} but no runtime is set`
     )
   }
+  // Ingress that could never fetch anything is a mistake, not a harmless setting.
+  if (
+    global.fileIngressEnabled &&
+    global.fileIngressAllowedHosts.length === 0 &&
+    !global.fileIngressAllowOpenaiBlobHosts
+  ) {
+    fail(
+      GLOBAL_VARIABLES.fileIngressAllowedHosts.variable,
+      "file ingress is enabled but no host is allowed (set it or SERVERFS_FILE_INGRESS_ALLOW_OPENAI_BLOB_HOSTS=true)"
+    )
+  }
   if (global.agentBridgeEnabled && !global.agentLockDir.startsWith("/")) {
     fail(GLOBAL_VARIABLES.agentLockDir.variable, "must be an absolute path when the Agent Bridge is enabled")
   }

@@ -10,6 +10,7 @@ import { bridgeVariableDocs } from "./BridgeSettings.js"
 import type { Entry, GlobalSettings, VariableDoc } from "./GlobalSettings.js"
 import {
   globList,
+  hostList,
   LOG_LEVELS,
   lenientBool,
   lenientFloat,
@@ -17,6 +18,7 @@ import {
   logLevel,
   type Parse,
   strictBool,
+  strictCountIn,
   strictFloatIn,
   strictInt,
   strictIntIn,
@@ -235,6 +237,54 @@ export const GLOBAL_VARIABLES: { readonly [K in keyof GlobalSettings]: Entry<Glo
     parse: text(DEFAULT_LOCK_DIR),
     description:
       "Directory of the per-slot lease lock files the bridge pre-creates; must be absolute when the bridge is enabled."
+  },
+  fileIngressEnabled: {
+    variable: "SERVERFS_FILE_INGRESS_ENABLED",
+    kind: "strict bool",
+    default: "false",
+    parse: strictBool(false),
+    description:
+      "Accept upload_binary_file's `file` source (ChatGPT `openai/fileParams`): the download URL is fetched by a separate fetcher process. Needs SERVERFS_FILE_INGRESS_ALLOWED_HOSTS or SERVERFS_FILE_INGRESS_ALLOW_OPENAI_BLOB_HOSTS."
+  },
+  fileIngressTimeoutSeconds: {
+    variable: "SERVERFS_FILE_INGRESS_TIMEOUT_SECONDS",
+    kind: "strict float",
+    default: "30",
+    parse: strictFloatIn(30, 0.1, 3600),
+    description:
+      "Overall deadline of one file fetch as the MCP process sees it (0.1 to 3600): past it the fetcher process is killed and the upload fails with FILE_INGRESS_FAILED."
+  },
+  fileIngressAllowedHosts: {
+    variable: "SERVERFS_FILE_INGRESS_ALLOWED_HOSTS",
+    kind: "host list",
+    default: "",
+    parse: hostList,
+    description:
+      "Comma list of exact download hosts (no wildcards, no IP addresses, at most 64). Any other host, on the first request or a redirect, fails with HOST_NOT_ALLOWED."
+  },
+  fileIngressAllowOpenaiBlobHosts: {
+    variable: "SERVERFS_FILE_INGRESS_ALLOW_OPENAI_BLOB_HOSTS",
+    kind: "strict bool",
+    default: "false",
+    parse: strictBool(false),
+    description:
+      "Also allow OpenAI's file-download host family: `oaiusercontent.com` and every host below it (for example `files.oaiusercontent.com`)."
+  },
+  fileIngressFetchTimeoutSeconds: {
+    variable: "SERVERFS_FILE_INGRESS_FETCH_TIMEOUT_SECONDS",
+    kind: "strict float",
+    default: "30",
+    parse: strictFloatIn(30, 0.1, 3600),
+    description:
+      "Deadline of the whole download inside the fetcher process, redirects and body included (0.1 to 3600); a slow body fails with FILE_INGRESS_FAILED."
+  },
+  fileIngressMaxRedirects: {
+    variable: "SERVERFS_FILE_INGRESS_MAX_REDIRECTS",
+    kind: "strict int",
+    default: "3",
+    parse: strictCountIn(3, 0, 10),
+    description:
+      "Most redirects one download follows (0 to 10); one more fails with TOO_MANY_REDIRECTS. Every redirect is checked like the first URL."
   }
 }
 
@@ -276,8 +326,7 @@ export const WORKDIR_VARIABLES: ReadonlyArray<VariableDoc> = [
 /** Variables of the reference surface this version refuses to honour rather than ignore. */
 export const UNSUPPORTED_SWITCHES: ReadonlyArray<{ readonly variable: string; readonly feature: string }> = [
   { variable: "SERVERFS_BINARY_TRANSFER_ENABLED", feature: "binary transfer" },
-  { variable: "WORKDIR_XX_BINARY_TRANSFER_ENABLED", feature: "binary transfer" },
-  { variable: "SERVERFS_FILE_INGRESS_ENABLED", feature: "file ingress" }
+  { variable: "WORKDIR_XX_BINARY_TRANSFER_ENABLED", feature: "binary transfer" }
 ]
 
 /** Sizes of the reference's binary transfer: validated strictly so a typo is caught, unused here. */

@@ -154,7 +154,13 @@ describe("global settings: defaults (tool-contracts §4.1)", () => {
       agentBridgeEnabled: false,
       agentBridgeSocket: "/run/serverfs-agent-bridge/bridge.sock",
       agentBridgeTimeoutSeconds: 30,
-      agentLockDir: "/run/serverfs-agent-locks"
+      agentLockDir: "/run/serverfs-agent-locks",
+      fileIngressEnabled: false,
+      fileIngressTimeoutSeconds: 30,
+      fileIngressAllowedHosts: [],
+      fileIngressAllowOpenaiBlobHosts: false,
+      fileIngressFetchTimeoutSeconds: 30,
+      fileIngressMaxRedirects: 3
     } satisfies GlobalSettings)
   })
 
@@ -201,7 +207,19 @@ const STRICT_GLOBALS: ReadonlyArray<readonly [variable: string, bad: string]> = 
   ["SERVERFS_READ_TIMEOUT_SECONDS", "-5"],
   ["SERVERFS_READ_TIMEOUT_SECONDS", "ten"],
   ["SERVERFS_SEARCH_MAX_LINE_BYTES", "1"],
-  ["SERVERFS_SEARCH_MAX_LINE_BYTES", "1048576"]
+  ["SERVERFS_SEARCH_MAX_LINE_BYTES", "1048576"],
+  // File ingress (issue 13): every malformed value stops startup.
+  ["SERVERFS_FILE_INGRESS_TIMEOUT_SECONDS", "soon"],
+  ["SERVERFS_FILE_INGRESS_TIMEOUT_SECONDS", "-3"],
+  ["SERVERFS_FILE_INGRESS_FETCH_TIMEOUT_SECONDS", "-1"],
+  ["SERVERFS_FILE_INGRESS_MAX_REDIRECTS", "11"],
+  ["SERVERFS_FILE_INGRESS_MAX_REDIRECTS", "three"],
+  ["SERVERFS_FILE_INGRESS_ALLOW_OPENAI_BLOB_HOSTS", "sure"],
+  ["SERVERFS_FILE_INGRESS_ALLOWED_HOSTS", "*.example.com"],
+  ["SERVERFS_FILE_INGRESS_ALLOWED_HOSTS", "https://files.example.com"],
+  ["SERVERFS_FILE_INGRESS_ALLOWED_HOSTS", "files.example.com:443"],
+  ["SERVERFS_FILE_INGRESS_ALLOWED_HOSTS", "93.184.216.34"],
+  ["SERVERFS_FILE_INGRESS_ALLOWED_HOSTS", "localhost"]
 ]
 
 describe("global settings: strict variables stop startup with an error naming the variable", () => {
@@ -228,7 +246,13 @@ describe("global settings: strict variables stop startup with an error naming th
         "SERVERFS_SEARCH_MAX_LINE_BYTES",
         "SERVERFS_MAX_READ_SCAN_BYTES",
         "SERVERFS_READ_TIMEOUT_SECONDS",
-        "SERVERFS_MAX_RESPONSE_BYTES"
+        "SERVERFS_MAX_RESPONSE_BYTES",
+        // File ingress (issue 13): strict where the reference is lenient (docs/deviations.md).
+        "SERVERFS_FILE_INGRESS_ENABLED",
+        "SERVERFS_FILE_INGRESS_TIMEOUT_SECONDS",
+        "SERVERFS_FILE_INGRESS_ALLOW_OPENAI_BLOB_HOSTS",
+        "SERVERFS_FILE_INGRESS_FETCH_TIMEOUT_SECONDS",
+        "SERVERFS_FILE_INGRESS_MAX_REDIRECTS"
       ].sort()
     )
   })
@@ -316,21 +340,15 @@ describe("extra deny globs are bounded by SERVERFS_MAX_PATTERN_LENGTH (matching 
   })
 })
 
-describe("global settings: unsupported switches (binary transfer, file ingress)", () => {
-  it.each(["SERVERFS_BINARY_TRANSFER_ENABLED", "SERVERFS_FILE_INGRESS_ENABLED"])(
-    "%s=true stops startup, naming the variable",
-    (variable) => {
-      for (const on of ["true", "1", "YES", "on"]) refused({ [variable]: on }, variable)
-    }
-  )
+describe("global settings: unsupported switches (binary transfer)", () => {
+  it.each(["SERVERFS_BINARY_TRANSFER_ENABLED"])("%s=true stops startup, naming the variable", (variable) => {
+    for (const on of ["true", "1", "YES", "on"]) refused({ [variable]: on }, variable)
+  })
 
-  it.each(["SERVERFS_BINARY_TRANSFER_ENABLED", "SERVERFS_FILE_INGRESS_ENABLED"])(
-    "%s=false, 0, off or empty is fine",
-    (variable) => {
-      for (const off of ["false", "0", "off", "no", "", " "])
-        expect(Either.isRight(parse({ [variable]: off }))).toBe(true)
-    }
-  )
+  it.each(["SERVERFS_BINARY_TRANSFER_ENABLED"])("%s=false, 0, off or empty is fine", (variable) => {
+    for (const off of ["false", "0", "off", "no", "", " "])
+      expect(Either.isRight(parse({ [variable]: off }))).toBe(true)
+  })
 
   it("WORKDIR_XX_BINARY_TRANSFER_ENABLED=true on an enabled slot stops startup, naming WORKDIR_04_BINARY_TRANSFER_ENABLED", () => {
     refused(enabled(4, "four", { BINARY_TRANSFER_ENABLED: "true" }), "WORKDIR_04_BINARY_TRANSFER_ENABLED")
@@ -1141,4 +1159,28 @@ describe("Configuration and WorkdirRegistry services", () => {
       expect(config.global).toEqual(loaded({}).global)
     }).pipe(Effect.provide(registryLayer({})))
   )
+})
+
+describe("global settings: file ingress", () => {
+  it("enabled with no allowed host and blob hosts off → error naming SERVERFS_FILE_INGRESS_ALLOWED_HOSTS", () => {
+    refused({ SERVERFS_FILE_INGRESS_ENABLED: "true" }, "SERVERFS_FILE_INGRESS_ALLOWED_HOSTS")
+  })
+
+  it("enabled with hosts: exact names, lowercased and deduplicated; blob hosts alone are enough", () => {
+    const g = loaded({
+      SERVERFS_FILE_INGRESS_ENABLED: "on",
+      SERVERFS_FILE_INGRESS_ALLOWED_HOSTS: " Files.Example.com, cdn.example.org ,files.example.com,",
+      SERVERFS_FILE_INGRESS_MAX_REDIRECTS: "0"
+    }).global
+    expect([g.fileIngressEnabled, g.fileIngressAllowedHosts, g.fileIngressMaxRedirects]).toEqual([
+      true,
+      ["files.example.com", "cdn.example.org"],
+      0
+    ])
+    const blob = loaded({
+      SERVERFS_FILE_INGRESS_ENABLED: "true",
+      SERVERFS_FILE_INGRESS_ALLOW_OPENAI_BLOB_HOSTS: "true"
+    }).global
+    expect([blob.fileIngressEnabled, blob.fileIngressAllowOpenaiBlobHosts]).toEqual([true, true])
+  })
 })
