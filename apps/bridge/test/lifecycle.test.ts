@@ -138,6 +138,22 @@ describe("startup", { timeout: 120_000 }, () => {
     expect(fs.existsSync(box.stateDir)).toBe(false)
   })
 
+  it("refuses a state directory inside a workdir: exit 2, the variable named, no path, nothing created", async () => {
+    sandbox = makeSandbox([{ slot: 1, alias: "proj", mode: "workspace-write", runtimes: "fake" }])
+    const box = sandbox
+    const stateDir = path.join(box.workdir("proj"), ".bridge-state")
+    const result = await runToExit(box.env({ SERVERFS_AGENT_BRIDGE_STATE_DIR: stateDir }))
+    expect(result.code).toBe(2)
+    const { human, audit } = configurationFailure(result.stderr)
+    expect(human).toBe(
+      `ServerFS: configuration error: SERVERFS_AGENT_BRIDGE_STATE_DIR: is inside WORKDIR_01_PATH (workdir "proj"); the Agent Bridge's lock, state and socket directories must be outside every workdir\n`
+    )
+    expect(audit).toMatchObject(startupFailedFields("SERVERFS_AGENT_BRIDGE_STATE_DIR"))
+    expect(result.stderr).not.toContain(box.base)
+    expect(fs.existsSync(stateDir)).toBe(false)
+    expect(fs.existsSync(box.socketPath)).toBe(false)
+  })
+
   it("refuses a socket path a live bridge serves (exit 1, SOCKET_PATH_IN_USE) and leaves that bridge's work alone", async () => {
     const box = fresh()
     const first = await startBridge(box.env())
