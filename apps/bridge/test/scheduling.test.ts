@@ -1,5 +1,5 @@
 /**
- * The scheduling-failure path (bridge-internals §5: BRIDGE_SCHEDULING_FAILED is stored on the
+ * The scheduling-failure path (bridge-internals §4: BRIDGE_SCHEDULING_FAILED is stored on the
  * task): a workspace-write task is inserted, then its recovery guard cannot be published. The
  * submission answers the guard's error; the task is not left `queued` — it is `interrupted` with
  * `error_code` BRIDGE_SCHEDULING_FAILED (a queued task cannot fail, per the transition table), the
