@@ -2,6 +2,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import {
   Configuration,
   ConfigurationError,
+  configurationErrorAuditLine,
   configurationErrorLine,
   configurationErrorOf,
   EnvironmentConfigProvider
@@ -108,6 +109,7 @@ NodeRuntime.runMain(
       const config = configurationErrorOf(exit.cause)
       if (Option.isSome(config)) {
         process.stderr.write(configurationErrorLine(config.value))
+        process.stderr.write(configurationErrorAuditLine(config.value, new Date()))
         return onExit(2)
       }
       process.stderr.write(startupFailure(exit.cause) ?? "ServerFS: bridge failed unexpectedly\n")

@@ -13,12 +13,14 @@ import {
   assertBuilt,
   call,
   callError,
+  configurationFailure,
   getTask,
   killAll,
   makeSandbox,
   runToExit,
   type Sandbox,
   startBridge,
+  startupFailedFields,
   stderrRecords,
   submitParams,
   waitForStatus
@@ -188,9 +190,11 @@ describe("the state's disk budget", () => {
       sandbox.env({ SERVERFS_AGENT_MAX_ACTIVE_TASKS: "4", SERVERFS_AGENT_STATE_MAX_BYTES: String(16 * MIB) })
     )
     expect(refused.code).toBe(2)
-    expect(refused.stderr).toMatch(
+    const { human, audit } = configurationFailure(refused.stderr)
+    expect(human).toMatch(
       /^ServerFS: configuration error: SERVERFS_AGENT_STATE_MAX_BYTES: must be at least \d+/
     )
+    expect(audit).toMatchObject(startupFailedFields("SERVERFS_AGENT_STATE_MAX_BYTES"))
     expect(fs.existsSync(sandbox.stateDir)).toBe(false)
   })
 })

@@ -11,6 +11,7 @@ import {
   allEvents,
   assertBuilt,
   call,
+  configurationFailure,
   eventTypes,
   getTask,
   killAll,
@@ -19,6 +20,7 @@ import {
   runToExit,
   type Sandbox,
   startBridge,
+  startupFailedFields,
   stderrRecords,
   submitParams,
   waitForStatus
@@ -92,7 +94,7 @@ describe("startup", { timeout: 120_000 }, () => {
     ]
   ]
   it.each(disabledCases)(
-    "refuses SERVERFS_AGENT_BRIDGE_ENABLED=false %s: exit 2, one configuration line",
+    "refuses SERVERFS_AGENT_BRIDGE_ENABLED=false %s: exit 2, one configuration line and its startup_failed audit line",
     async (_, extra) => {
       const box = fresh()
       const env = box.env({ SERVERFS_AGENT_BRIDGE_ENABLED: "false", ...extra })
@@ -104,9 +106,11 @@ describe("startup", { timeout: 120_000 }, () => {
       const result = await runToExit(env)
       expect(result.code).toBe(2)
       expect(result.stdout).toBe("")
-      const lines = result.stderr.split("\n").filter((l) => l !== "")
-      expect(lines).toHaveLength(1)
-      expect(lines[0]).toMatch(/^ServerFS: configuration error: SERVERFS_AGENT_BRIDGE_ENABLED: /)
+      const { human, audit } = configurationFailure(result.stderr)
+      expect(human).toMatch(/^ServerFS: configuration error: SERVERFS_AGENT_BRIDGE_ENABLED: /)
+      const { timestamp, ...fields } = audit
+      expect(fields).toEqual(startupFailedFields("SERVERFS_AGENT_BRIDGE_ENABLED"))
+      expect(timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
       expect(result.stderr).not.toContain(box.base)
       // Refused before anything is created.
       expect(fs.existsSync(box.socketPath)).toBe(false)
@@ -124,12 +128,30 @@ describe("startup", { timeout: 120_000 }, () => {
     const result = await runToExit(box.env())
     expect(result.code).toBe(2)
     expect(result.stdout).toBe("")
-    expect(result.stderr).toBe(
+    const { human, audit } = configurationFailure(result.stderr)
+    expect(audit).toMatchObject(startupFailedFields("WORKDIR_02_PATH"))
+    expect(human).toBe(
       'ServerFS: configuration error: WORKDIR_02_PATH: is inside WORKDIR_01_PATH (workdir "proj"); overlapping workdirs must all be read-only with Agent delegation disabled\n'
     )
     expect(fs.existsSync(box.socketPath)).toBe(false)
     expect(fs.existsSync(box.lockDir)).toBe(false)
     expect(fs.existsSync(box.stateDir)).toBe(false)
+  })
+
+  it("refuses a state directory inside a workdir: exit 2, the variable named, no path, nothing created", async () => {
+    sandbox = makeSandbox([{ slot: 1, alias: "proj", mode: "workspace-write", runtimes: "fake" }])
+    const box = sandbox
+    const stateDir = path.join(box.workdir("proj"), ".bridge-state")
+    const result = await runToExit(box.env({ SERVERFS_AGENT_BRIDGE_STATE_DIR: stateDir }))
+    expect(result.code).toBe(2)
+    const { human, audit } = configurationFailure(result.stderr)
+    expect(human).toBe(
+      `ServerFS: configuration error: SERVERFS_AGENT_BRIDGE_STATE_DIR: is inside WORKDIR_01_PATH (workdir "proj"); the Agent Bridge's lock, state and socket directories must be outside every workdir\n`
+    )
+    expect(audit).toMatchObject(startupFailedFields("SERVERFS_AGENT_BRIDGE_STATE_DIR"))
+    expect(result.stderr).not.toContain(box.base)
+    expect(fs.existsSync(stateDir)).toBe(false)
+    expect(fs.existsSync(box.socketPath)).toBe(false)
   })
 
   it("refuses a socket path a live bridge serves (exit 1, SOCKET_PATH_IN_USE) and leaves that bridge's work alone", async () => {

@@ -3,6 +3,7 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import {
   Configuration,
+  configurationErrorAuditLine,
   configurationErrorLine,
   configurationErrorOf,
   EnvironmentConfigProvider
@@ -57,6 +58,7 @@ NodeRuntime.runMain(program.pipe(Effect.provide(MainLive)), {
     const config = configurationErrorOf(exit.cause)
     if (Option.isSome(config)) {
       process.stderr.write(configurationErrorLine(config.value))
+      process.stderr.write(configurationErrorAuditLine(config.value, new Date()))
       return onExit(2)
     }
     process.stderr.write(

@@ -39,6 +39,25 @@ const frames = (requests: ReadonlyArray<Record<string, unknown>>) =>
 const runToEof = (env: Record<string, string>, input: string) =>
   spawnSync(process.execPath, [mcpMain], { env, input, encoding: "utf8", timeout: 30_000 })
 
+/**
+ * A configuration error's stderr: exactly two lines — the human line, then one `startup_failed`
+ * JSON audit line (tool-contracts §7) naming the variable and nothing else of the value.
+ */
+const configurationFailure = (stderr: string, variable: string): string => {
+  const lines = stderr.split("\n").filter((l) => l !== "")
+  expect(lines).toHaveLength(2)
+  const audit = JSON.parse(lines[1] ?? "") as Record<string, unknown>
+  expect(Object.keys(audit).sort()).toEqual(["event", "level", "reason", "timestamp", "variable"])
+  expect(audit).toMatchObject({
+    level: "ERROR",
+    event: "startup_failed",
+    reason: "configuration error",
+    variable
+  })
+  expect(audit.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+  return `${lines[0]}\n`
+}
+
 describe("process lifecycle", () => {
   it("stdout carries only JSON-RPC frames, even for failing calls; all requests answered on EOF", () => {
     const requests = [
@@ -121,15 +140,17 @@ describe("process lifecycle", () => {
     ["SERVERFS_MAX_READ_BYTES", { SERVERFS_MAX_READ_BYTES: "-5" }],
     ["WORKDIR_03_ALIAS", { WORKDIR_03_ALIAS: "w", WORKDIR_03_PATH: "/tmp" }],
     ["SERVERFS_AGENT_BRIDGE_ENABLED", { SERVERFS_AGENT_MODE: "review", SERVERFS_AGENT_RUNTIMES: "fake" }]
-  ])("a bad %s stops startup with exit 2 and one line naming it", (variable, overrides) => {
-    const result = runToEof({ ...baseEnv(), ...overrides }, "")
-    expect(result.status).toBe(2)
-    expect(result.stdout).toBe("")
-    const lines = result.stderr.split("\n").filter((l) => l !== "")
-    expect(lines).toHaveLength(1)
-    expect(lines[0]).toMatch(new RegExp(`^ServerFS: configuration error: ${variable}: `))
-    expect(lines[0]).not.toContain("here-secret")
-  })
+  ])(
+    "a bad %s stops startup with exit 2, one line naming it and one startup_failed audit line",
+    (variable, overrides) => {
+      const result = runToEof({ ...baseEnv(), ...overrides }, "")
+      expect(result.status).toBe(2)
+      expect(result.stdout).toBe("")
+      const human = configurationFailure(result.stderr, variable)
+      expect(human).toMatch(new RegExp(`^ServerFS: configuration error: ${variable}: `))
+      expect(result.stderr).not.toContain("here-secret")
+    }
+  )
 
   it("reads the .env file named by SERVERFS_ENV_FILE; the environment wins", () => {
     const envFile = `${tree.base}/serverfs.env`
@@ -158,7 +179,7 @@ describe("process lifecycle", () => {
     const result = runToEof({ ...baseEnv(), SERVERFS_ENV_FILE: envFile }, "")
     expect(result.status).toBe(2)
     expect(result.stdout).toBe("")
-    expect(result.stderr).toBe(
+    expect(configurationFailure(result.stderr, "SERVERFS_ENV_FILE")).toBe(
       'ServerFS: configuration error: SERVERFS_ENV_FILE: line 2: not a NAME=value line (no "=")\n'
     )
   })
@@ -168,7 +189,7 @@ describe("process lifecycle", () => {
     fs.writeFileSync(envFile, 'WORKDIR_01_DESCRIPTION="half\nSERVERFS_EXTRA_DENY_GLOBS=a.txt\n')
     const result = runToEof({ ...baseEnv(), SERVERFS_ENV_FILE: envFile }, "")
     expect(result.status).toBe(2)
-    expect(result.stderr).toMatch(
+    expect(configurationFailure(result.stderr, "SERVERFS_ENV_FILE")).toMatch(
       /^ServerFS: configuration error: SERVERFS_ENV_FILE: line 1: [^\n]*not closed[^\n]*\n$/
     )
     expect(result.stderr).not.toContain("half")
@@ -194,7 +215,7 @@ describe("process lifecycle", () => {
       const result = runToEof({ ...baseEnv(), ...extra, WORKDIR_02_PATH: `${tree.root}${below}` }, "")
       expect(result.status).toBe(2)
       expect(result.stdout).toBe("")
-      expect(result.stderr).toBe(
+      expect(configurationFailure(result.stderr, "WORKDIR_02_PATH")).toBe(
         `ServerFS: configuration error: WORKDIR_02_PATH: ${relation} (workdir "w"); overlapping workdirs must all be read-only with Agent delegation disabled\n`
       )
       expect(result.stderr).not.toContain(tree.base)
@@ -207,7 +228,7 @@ describe("process lifecycle", () => {
       ""
     )
     expect(result.status).toBe(2)
-    expect(result.stderr).toMatch(
+    expect(configurationFailure(result.stderr, "WORKDIR_02_PATH")).toMatch(
       /^ServerFS: configuration error: WORKDIR_02_PATH: is the filesystem root, [^\n]*\n$/
     )
   })
@@ -215,7 +236,9 @@ describe("process lifecycle", () => {
   it("an unreadable SERVERFS_ENV_FILE is a configuration error", () => {
     const result = runToEof({ ...baseEnv(), SERVERFS_ENV_FILE: `${tree.base}/missing.env` }, "")
     expect(result.status).toBe(2)
-    expect(result.stderr).toMatch(/^ServerFS: configuration error: SERVERFS_ENV_FILE: /)
+    expect(configurationFailure(result.stderr, "SERVERFS_ENV_FILE")).toMatch(
+      /^ServerFS: configuration error: SERVERFS_ENV_FILE: /
+    )
     expect(result.stderr).not.toContain(tree.base)
   })
 })

@@ -4,6 +4,8 @@ import { Config, Effect, Either, Option } from "effect"
 import { ConfigurationError } from "./ConfigurationError.js"
 import type { Entry, VariableDoc } from "./GlobalSettings.js"
 import { isUnset, lenientFloat, type Parse, strictBool, strictInt } from "./Parsers.js"
+import type { Workdir } from "./Workdir.js"
+import { runtimeDirectoryProblem } from "./WorkdirOverlap.js"
 
 /**
  * Settings only the Agent Bridge reads (tool-contracts §4.1 "deployment-only variables",
@@ -17,6 +19,10 @@ export interface BridgeSettings {
   readonly taskTimeoutSeconds: number
   readonly interactionTimeoutSeconds: number
   readonly maxActiveTasks: number
+  readonly maxPromptBytes: number
+  readonly maxFinalResponseBytes: number
+  readonly maxEventBytes: number
+  readonly maxEventsPerTask: number
   readonly stateMaxBytes: number
   readonly maxConnections: number
   readonly connectionIdleSeconds: number
@@ -34,11 +40,29 @@ export interface BridgeSettings {
   readonly claudeProbeTimeoutSeconds: number
 }
 
+/** The largest final response SERVERFS_AGENT_MAX_FINAL_RESPONSE_BYTES may allow (and its default). */
 export const MAX_SPOOLED_RESULT_BYTES = 8_388_608
-/** What a task's result may count against its share: the largest spooled result and its preview. */
-export const RESULT_SHARE_BYTES = MAX_SPOOLED_RESULT_BYTES + 65_536
-/** The least a task's share leaves for its events. */
+/** The most a spooled task's `final_response` preview takes beside the spool file. */
+export const RESULT_PREVIEW_BYTES = 65_536
+/**
+ * What a task's result may count against its share: the largest final response this
+ * configuration keeps and its preview.
+ */
+export const resultShareBytes = (settings: Pick<BridgeSettings, "maxFinalResponseBytes">): number =>
+  settings.maxFinalResponseBytes + RESULT_PREVIEW_BYTES
+/** The least a task's share leaves for its events (never less than one event of the largest size). */
 export const MIN_EVENT_SHARE_BYTES = 1_048_576
+/** The per-task minimum of the disk budget: twice (half the budget is shared) result plus events. */
+export const minimumBytesPerActiveTask = (
+  settings: Pick<BridgeSettings, "maxFinalResponseBytes" | "maxEventBytes">
+): number => 2 * (resultShareBytes(settings) + Math.max(MIN_EVENT_SHARE_BYTES, settings.maxEventBytes))
+/**
+ * The largest prompt that may be configured: a submission carries it JSON-escaped (up to six bytes
+ * per byte) in one 1 MiB RPC frame.
+ */
+export const MAX_PROMPT_BYTES_LIMIT = 131_072
+/** The largest event that may be configured: the size the events pages and task views were sized for. */
+export const MAX_EVENT_BYTES_LIMIT = 65_536
 
 /**
  * One active task's share of the state's disk budget: half the budget divided among the active
@@ -61,6 +85,18 @@ const atMost =
   (raw) =>
     Either.flatMap(strictInt(fallback)(raw), (n) =>
       n <= max ? Either.right(n) : Either.left(`must be at most ${max}`)
+    )
+
+/** An integer within [min, max], `fallback` when unset. */
+const within =
+  (fallback: number, min: number, max: number, why = ""): Parse<number> =>
+  (raw) =>
+    Either.flatMap(strictInt(fallback)(raw), (n) =>
+      n < min
+        ? Either.left(`must be at least ${min}`)
+        : n > max
+          ? Either.left(`must be at most ${max}${why}`)
+          : Either.right(n)
     )
 
 const defaultCodexHome = (): string => process.env.CODEX_HOME ?? path.join(os.homedir(), ".codex")
@@ -150,13 +186,42 @@ export const BRIDGE_VARIABLES: { readonly [K in keyof BridgeSettings]: Entry<Bri
     parse: strictInt(4),
     description: "Most non-terminal tasks at once (AGENT_TASK_LIMIT_REACHED)."
   },
+  maxPromptBytes: {
+    variable: "SERVERFS_AGENT_MAX_PROMPT_BYTES",
+    kind: "strict int",
+    default: "65536",
+    parse: within(65_536, 1, MAX_PROMPT_BYTES_LIMIT, ", so that a submission fits one RPC frame"),
+    description: `Largest prompt of a submission, in UTF-8 bytes (AGENT_PROMPT_TOO_LARGE); 1 to ${MAX_PROMPT_BYTES_LIMIT}.`
+  },
+  maxFinalResponseBytes: {
+    variable: "SERVERFS_AGENT_MAX_FINAL_RESPONSE_BYTES",
+    kind: "strict int",
+    default: "8388608",
+    parse: within(MAX_SPOOLED_RESULT_BYTES, 1, MAX_SPOOLED_RESULT_BYTES),
+    description: `Largest final response a task may keep, in UTF-8 bytes; a larger one fails the task (AGENT_RESULT_TOO_LARGE). 1 to ${MAX_SPOOLED_RESULT_BYTES}. What get_agent_task returns inline is bounded separately by SERVERFS_AGENT_RESULT_SPOOL_THRESHOLD_BYTES (spec v0.3 §23's 262144); the rest is read with read_agent_task_result.`
+  },
+  maxEventBytes: {
+    variable: "SERVERFS_AGENT_MAX_EVENT_BYTES",
+    kind: "strict int",
+    default: "65536",
+    parse: within(65_536, 4096, MAX_EVENT_BYTES_LIMIT),
+    description: `Largest stored event, as JSON bytes: a longer agent.message is shortened, any other event is dropped (AGENT_EVENT_TOO_LARGE). 4096 to ${MAX_EVENT_BYTES_LIMIT}.`
+  },
+  maxEventsPerTask: {
+    variable: "SERVERFS_AGENT_MAX_EVENTS_PER_TASK",
+    kind: "strict int",
+    default: "10000",
+    parse: within(10_000, 100, 1_000_000),
+    description:
+      "Most events stored for one task; later ones are dropped (AGENT_EVENT_LIMIT_REACHED) and the task goes on. 100 to 1000000."
+  },
   stateMaxBytes: {
     variable: "SERVERFS_AGENT_STATE_MAX_BYTES",
     kind: "strict int",
     default: "1073741824",
     parse: strictInt(1_073_741_824),
     description:
-      "Disk budget of the bridge's state (events and results). Each active task may use a share of half of it (this / (2 × SERVERFS_AGENT_MAX_ACTIVE_TASKS); events beyond it: AGENT_EVENT_LIMIT_REACHED); finished tasks are evicted oldest first to keep within it, and a submission that cannot get a share even then is refused (AGENT_STORAGE_LIMIT_REACHED). At least 19005440 bytes per active task (a share of 8 MiB + 64 KiB for a result and 1 MiB of events, doubled)."
+      "Disk budget of the bridge's state (events and results). Each active task may use a share of half of it (this / (2 × SERVERFS_AGENT_MAX_ACTIVE_TASKS); events beyond it: AGENT_EVENT_LIMIT_REACHED); finished tasks are evicted oldest first to keep within it, and a submission that cannot get a share even then is refused (AGENT_STORAGE_LIMIT_REACHED). At least 19005440 bytes per active task with the defaults: a share of SERVERFS_AGENT_MAX_FINAL_RESPONSE_BYTES + 64 KiB for a result and 1 MiB of events, doubled."
   },
   maxConnections: {
     variable: "SERVERFS_AGENT_MAX_CONNECTIONS",
@@ -297,12 +362,28 @@ export const loadBridgeSettings: Effect.Effect<BridgeSettings, ConfigurationErro
   }
   const settings = out as unknown as BridgeSettings
   // Every active task must be able to hold its largest result and some events within its share.
-  const least = 2 * settings.maxActiveTasks * (RESULT_SHARE_BYTES + MIN_EVENT_SHARE_BYTES)
+  const perTask = minimumBytesPerActiveTask(settings)
+  const least = settings.maxActiveTasks * perTask
   if (settings.stateMaxBytes < least) {
     return yield* new ConfigurationError({
       variable: BRIDGE_VARIABLES.stateMaxBytes.variable,
-      problem: `must be at least ${least} (${2 * (RESULT_SHARE_BYTES + MIN_EVENT_SHARE_BYTES)} per active task, SERVERFS_AGENT_MAX_ACTIVE_TASKS=${settings.maxActiveTasks})`
+      problem: `must be at least ${least} (${perTask} per active task, SERVERFS_AGENT_MAX_ACTIVE_TASKS=${settings.maxActiveTasks}, SERVERFS_AGENT_MAX_FINAL_RESPONSE_BYTES=${settings.maxFinalResponseBytes})`
     })
   }
   return settings
 })
+
+/**
+ * The bridge settings, with the state directory outside every workdir (WorkdirOverlap.ts); the
+ * lock and socket directories are checked with the shared configuration.
+ */
+export const loadBridgeSettingsFor = (
+  workdirs: ReadonlyArray<Workdir>
+): Effect.Effect<BridgeSettings, ConfigurationError> =>
+  Effect.flatMap(loadBridgeSettings, (settings) => {
+    const inside = runtimeDirectoryProblem(
+      [{ variable: BRIDGE_VARIABLES.stateDir.variable, hostPath: settings.stateDir }],
+      workdirs
+    )
+    return inside === undefined ? Effect.succeed(settings) : Effect.fail(inside)
+  })

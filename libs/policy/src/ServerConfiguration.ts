@@ -1,3 +1,4 @@
+import * as path from "node:path"
 import { Either } from "effect"
 import {
   type AgentModeSetting,
@@ -13,7 +14,12 @@ import { globList, type Parse, strictBool, strictInt, text, unique } from "./Par
 import type { InspectSlotDirectory } from "./SlotDirectory.js"
 import { GLOBAL_VARIABLES, UNSUPPORTED_SWITCHES } from "./Variables.js"
 import { slotId, type Workdir } from "./Workdir.js"
-import { type LocateDirectory, locateDirectory, workdirOverlapProblem } from "./WorkdirOverlap.js"
+import {
+  type LocateDirectory,
+  locateDirectory,
+  runtimeDirectoryProblem,
+  workdirOverlapProblem
+} from "./WorkdirOverlap.js"
 
 /**
  * Parsing the whole configuration surface (tool-contracts §4) from a variable lookup. The first
@@ -282,6 +288,21 @@ export const parseServerConfiguration = (
     const placed = located.map((l) => l.workdir)
     const overlap = workdirOverlapProblem(located)
     if (overlap !== undefined) return Either.left(overlap)
+    // The bridge's lock directory and socket directory (its state directory: BridgeSettings).
+    if (global.agentBridgeEnabled) {
+      const inside = runtimeDirectoryProblem(
+        [
+          { variable: GLOBAL_VARIABLES.agentLockDir.variable, hostPath: global.agentLockDir },
+          {
+            variable: GLOBAL_VARIABLES.agentBridgeSocket.variable,
+            hostPath: path.dirname(global.agentBridgeSocket)
+          }
+        ],
+        placed,
+        locate
+      )
+      if (inside !== undefined) return Either.left(inside)
+    }
     const delegating = workdirs.find((w) => w.agentMode !== "disabled")
     if (delegating !== undefined && !global.agentBridgeEnabled) {
       fail(

@@ -172,3 +172,67 @@ export const workdirOverlapProblem = (
   }
   return undefined
 }
+
+/**
+ * Where a directory that may not exist yet would be: its nearest existing ancestor, found by
+ * taking off one name at a time. The names are not normalized first: `a/link/../new` is
+ * inspected as the kernel resolves `a/link/..`, not as the string `a`. Undefined when even `/`
+ * cannot be inspected.
+ */
+const locateNearest = (
+  hostPath: string,
+  locate: LocateDirectory
+): { readonly location: DirectoryLocation; readonly exists: boolean } | undefined => {
+  let current = hostPath
+  for (;;) {
+    const location = locate(current)
+    if (location !== undefined) return { location, exists: current === hostPath }
+    const parent = path.dirname(current)
+    if (parent === current) return undefined
+    current = parent
+  }
+}
+
+/**
+ * A directory the bridge keeps its own files in (locks and recovery guards, its state, its
+ * socket) must not be inside any workdir, nor be one: through a read-write workdir a model could
+ * delete a recovery guard or a lock file, replace the socket, or rewrite the task store; through
+ * a read-only one it could read task results. Compared like workdir overlaps, by device and inode
+ * (then by filesystem path, for bind mounts); a directory not created yet is judged by its
+ * nearest existing ancestor, since it will be created there. A workdir that is the filesystem
+ * root is left out: the overlap rule already confines it, knowing it holds everything. The
+ * message names the two variables, never a path.
+ */
+export const runtimeDirectoryProblem = (
+  directories: ReadonlyArray<{ readonly variable: string; readonly hostPath: string }>,
+  workdirs: ReadonlyArray<Workdir>,
+  locate: LocateDirectory = locateDirectory
+): ConfigurationError | undefined => {
+  const located: Array<{ readonly workdir: Workdir; readonly location: DirectoryLocation }> = []
+  for (const workdir of workdirs) {
+    const location = locate(workdir.hostPath)
+    if (location === undefined) {
+      return new ConfigurationError({
+        variable: `WORKDIR_${slotId(workdir.slot)}_PATH`,
+        problem: "cannot be inspected"
+      })
+    }
+    if (!location.isFilesystemRoot) located.push({ workdir, location })
+  }
+  if (located.length === 0) return undefined
+  for (const { variable, hostPath } of directories) {
+    const nearest = locateNearest(hostPath, locate)
+    if (nearest === undefined) return new ConfigurationError({ variable, problem: "cannot be inspected" })
+    for (const { workdir, location } of located) {
+      const relation = relationOf(nearest.location, location)
+      if (relation === "is the same directory as" || relation === "is inside") {
+        const how = relation === "is the same directory as" && nearest.exists ? relation : "is inside"
+        return new ConfigurationError({
+          variable,
+          problem: `${how} WORKDIR_${slotId(workdir.slot)}_PATH (workdir "${workdir.alias}"); the Agent Bridge's lock, state and socket directories must be outside every workdir`
+        })
+      }
+    }
+  }
+  return undefined
+}

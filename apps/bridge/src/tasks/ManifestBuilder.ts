@@ -1,13 +1,7 @@
 import { createRequire } from "node:module"
 import { canonicalJson, type Manifest, type RuntimeInfo, sha256Hex } from "@serverfs/domain"
 import type { BridgeSettings, Workdir } from "@serverfs/policy"
-import {
-  MAX_EVENT_BYTES,
-  MAX_EVENTS_PER_TASK,
-  MAX_INTERACTION_BYTES,
-  MAX_MESSAGE_BYTES,
-  MAX_PROMPT_BYTES
-} from "./SubmitChecks.js"
+import { MAX_INTERACTION_BYTES, MAX_MESSAGE_BYTES } from "./SubmitChecks.js"
 
 const { version } = createRequire(import.meta.url)("../../package.json") as { readonly version: string }
 export const BRIDGE_VERSION = version
@@ -65,11 +59,11 @@ export const buildManifest = (input: {
   },
   model: { requested: input.model },
   limits: {
-    max_prompt_bytes: MAX_PROMPT_BYTES,
+    max_prompt_bytes: input.settings.maxPromptBytes,
     max_message_bytes: MAX_MESSAGE_BYTES,
-    max_event_bytes: MAX_EVENT_BYTES,
+    max_event_bytes: input.settings.maxEventBytes,
     max_interaction_bytes: MAX_INTERACTION_BYTES,
-    max_events_per_task: MAX_EVENTS_PER_TASK,
+    max_events_per_task: input.settings.maxEventsPerTask,
     max_active_tasks: input.settings.maxActiveTasks,
     task_timeout_seconds: input.settings.taskTimeoutSeconds,
     interaction_timeout_seconds: input.settings.interactionTimeoutSeconds,

@@ -7,11 +7,9 @@ import { Either } from "effect"
  * bounded and free of control characters; a model id is request-scoped and must be a clean
  * token. Pure functions; the service turns a problem into INVALID_REQUEST.
  */
-export const MAX_PROMPT_BYTES = 65_536
+// The prompt, event and events-per-task limits (spec v0.3 §23) are settings: BridgeSettings.
 export const MAX_MESSAGE_BYTES = 65_536
-export const MAX_EVENT_BYTES = 65_536
 export const MAX_INTERACTION_BYTES = 65_536
-export const MAX_EVENTS_PER_TASK = 10_000
 export const MAX_TOKEN_BYTES = 256
 export const MAX_MODEL_BYTES = 512
 

@@ -61,10 +61,9 @@ import {
 } from "@serverfs/domain"
 import {
   Configuration,
-  MAX_SPOOLED_RESULT_BYTES,
   NATIVE_RUNTIMES,
-  RESULT_SHARE_BYTES,
   resolvePath,
+  resultShareBytes,
   taskShareBytes,
   type Workdir,
   WorkdirRegistry
@@ -97,11 +96,8 @@ import {
   checkCorrelationId,
   checkIdempotencyKey,
   checkModel,
-  MAX_EVENT_BYTES,
-  MAX_EVENTS_PER_TASK,
   MAX_INTERACTION_BYTES,
   MAX_MESSAGE_BYTES,
-  MAX_PROMPT_BYTES,
   requestFingerprint
 } from "./SubmitChecks.js"
 import { taskView } from "./TaskViews.js"
@@ -179,9 +175,9 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
     // evicted to keep the rest within the budget.
     const taskShare = taskShareBytes(settings)
     const EVENT_LIMITS: EventLimits = {
-      maxEventsPerTask: MAX_EVENTS_PER_TASK,
-      maxEventBytes: MAX_EVENT_BYTES,
-      maxStoredBytesPerTask: taskShare - RESULT_SHARE_BYTES
+      maxEventsPerTask: settings.maxEventsPerTask,
+      maxEventBytes: settings.maxEventBytes,
+      maxStoredBytesPerTask: taskShare - resultShareBytes(settings)
     }
     /** An event the store refused to keep: logged and dropped, the task goes on. */
     const eventDropped = (taskId: string, eventType: string, refusal: EventRefusal) =>
@@ -476,13 +472,13 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
       Effect.gen(function* () {
         const text = redactor.text(finalText)
         const size = utf8Length(text)
-        if (size > MAX_SPOOLED_RESULT_BYTES) {
+        if (size > settings.maxFinalResponseBytes) {
           yield* terminate(
             task.task_id,
             "failed",
             {
               error_code: "AGENT_RESULT_TOO_LARGE",
-              error_message: `the final response exceeds ${MAX_SPOOLED_RESULT_BYTES} bytes`
+              error_message: `the final response exceeds ${settings.maxFinalResponseBytes} bytes`
             },
             { type: "task.failed", payload: { error_code: "AGENT_RESULT_TOO_LARGE" } }
           )
@@ -736,8 +732,10 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
         const model = yield* checkModel(params.model ?? null)
         const continueFrom = params.continue_from_task_id ?? null
         yield* collectGarbage
-        if (utf8Length(params.prompt) > MAX_PROMPT_BYTES) {
-          return yield* new AgentPromptTooLarge({ message: `the prompt exceeds ${MAX_PROMPT_BYTES} bytes` })
+        if (utf8Length(params.prompt) > settings.maxPromptBytes) {
+          return yield* new AgentPromptTooLarge({
+            message: `the prompt exceeds ${settings.maxPromptBytes} bytes`
+          })
         }
         if (params.profile !== "review" && params.profile !== "workspace-write") {
           return yield* new AgentProfileNotAllowed({

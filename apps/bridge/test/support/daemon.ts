@@ -391,6 +391,27 @@ export const stderrRecords = (stderr: string): Array<Record<string, unknown>> =>
     .filter((l) => l !== "")
     .map((l) => JSON.parse(l) as Record<string, unknown>)
 
+/**
+ * A configuration error's stderr split into its two lines: the human line (with its newline) and
+ * the `startup_failed` audit record (tool-contracts §7). Anything else fails the test.
+ */
+export const configurationFailure = (
+  stderr: string
+): { readonly human: string; readonly audit: Record<string, unknown> } => {
+  const lines = stderr.split("\n").filter((l) => l !== "")
+  if (lines.length !== 2 || !stderr.endsWith("\n"))
+    throw new Error(`expected the human line and one audit line, got: ${stderr}`)
+  return { human: `${lines[0]}\n`, audit: JSON.parse(lines[1] ?? "") as Record<string, unknown> }
+}
+
+/** The fields of the startup_failed line for a configuration error of `variable`, and no others. */
+export const startupFailedFields = (variable: string) => ({
+  level: "ERROR",
+  event: "startup_failed",
+  reason: "configuration error",
+  variable
+})
+
 export const modeOf = (p: string): number => fs.lstatSync(p).mode & 0o7777
 
 /** One raw NDJSON request line on a fresh connection; the parsed response line. */

@@ -2,7 +2,8 @@
  * The bridge's service graph in the test process (the same layers main.ts builds), on real
  * directories, a real SQLite file and real lock files. Configuration comes from a map instead of
  * the environment; audit lines go to memory. `adapters` replaces the runtime registry, for
- * provider shapes the scripted runtime never produces.
+ * provider shapes the scripted runtime never produces; `leases` wraps the real writer leases, for
+ * lock-directory failures a test cannot cause on disk as root.
  */
 import type { ProviderAdapter } from "@serverfs/adapters"
 import type { RuntimeInfo } from "@serverfs/domain"
@@ -32,15 +33,20 @@ export const registryOf = (adapters: ReadonlyArray<ProviderAdapter>): Layer.Laye
 
 export const inProcessBridge = (
   env: Readonly<Record<string, string>>,
-  adapters?: ReadonlyArray<ProviderAdapter>
+  adapters?: ReadonlyArray<ProviderAdapter>,
+  leases?: (real: BridgeLeases) => BridgeLeases
 ) => {
+  const leasesLayer =
+    leases === undefined
+      ? BridgeLeases.Default
+      : Layer.effect(BridgeLeases, Effect.map(BridgeLeases, leases)).pipe(Layer.provide(BridgeLeases.Default))
   const audit = AuditSink.memory()
   const store = Layer.unwrapEffect(
     Effect.map(BridgeSettingsTag, (settings) => TaskStore.layer({ stateDir: settings.stateDir }))
   )
   const layer = TaskService.Default.pipe(
     Layer.provideMerge(adapters === undefined ? RuntimeRegistry.Default : registryOf(adapters)),
-    Layer.provideMerge(BridgeLeases.Default),
+    Layer.provideMerge(leasesLayer),
     Layer.provideMerge(store),
     Layer.provideMerge(WorkdirRoots.Default),
     Layer.provideMerge(WorkdirRegistry.Default),

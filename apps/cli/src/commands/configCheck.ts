@@ -2,7 +2,7 @@ import { Command } from "@effect/cli"
 import {
   type BridgeSettings,
   Configuration,
-  loadBridgeSettings,
+  loadBridgeSettingsFor,
   type ServerConfiguration,
   slotId
 } from "@serverfs/policy"
@@ -54,7 +54,9 @@ export const configCheck = Command.make("check", {}, () =>
   Effect.gen(function* () {
     const configuration = yield* Configuration
     // The bridge reads the same environment: its own settings are validated here too.
-    const bridge = configuration.global.agentBridgeEnabled ? yield* loadBridgeSettings : undefined
+    const bridge = configuration.global.agentBridgeEnabled
+      ? yield* loadBridgeSettingsFor(configuration.workdirs)
+      : undefined
     yield* Console.log(summarize(configuration, bridge))
   })
 ).pipe(

@@ -7,9 +7,21 @@ import { openParent } from "../DescriptorWalk.js"
 import { entryTypeOfMode, timestampOf } from "../FileKind.js"
 import { toWalkError } from "../OsError.js"
 import { revisionOf } from "../Revision.js"
+import { SOURCE_MIME_TYPES } from "./SourceMimeTypes.js"
 
-/** MIME type guessed from the name only (never from content), octet-stream when unknown. */
-export const mimeTypeOf = (name: string): string => mime.lookup(name) || "application/octet-stream"
+/**
+ * MIME type guessed from the name only (never from content), octet-stream when unknown. Only the
+ * last extension counts, as `path.extname` sees it: a name without one (`Makefile`, `.profile`, a
+ * file called `ts`) is octet-stream. The source-file table comes first (`.ts` is not `video/mp2t`
+ * here), then the `mime-types` table.
+ */
+export const mimeTypeOf = (name: string): string => {
+  const dot = name.lastIndexOf(".")
+  if (dot <= 0 || dot === name.length - 1) return "application/octet-stream"
+  const extension = name.slice(dot + 1).toLowerCase()
+  const source = Object.hasOwn(SOURCE_MIME_TYPES, extension) ? SOURCE_MIME_TYPES[extension] : undefined
+  return source ?? (mime.lookup(extension) || "application/octet-stream")
+}
 
 /**
  * stat_file (tool-contracts §2.6): lstat of the final component through the walk; a final symlink
