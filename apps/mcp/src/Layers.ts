@@ -1,7 +1,14 @@
 import { Configuration, WorkdirRegistry } from "@serverfs/policy"
 import { BridgeClient } from "@serverfs/rpc"
 import { AuditLog, JsonLoggerLive } from "@serverfs/telemetry-local"
-import { LeaseManager, Mutations, ReadChannels, WorkdirRoots } from "@serverfs/workspace"
+import {
+  BinaryTransfer,
+  FileIngressDisabledLayer,
+  LeaseManager,
+  Mutations,
+  ReadChannels,
+  WorkdirRoots
+} from "@serverfs/workspace"
 import { Effect, Layer } from "effect"
 import { McpServer } from "./McpServer.js"
 
@@ -28,6 +35,9 @@ const BridgeClientFromConfiguration = Layer.unwrapEffect(
 
 export const McpServerLayer = McpServer.Default.pipe(
   Layer.provideMerge(BridgeClientFromConfiguration),
+  // The ingress slice replaces FileIngressDisabledLayer with the configured port.
+  Layer.provideMerge(BinaryTransfer.Default),
+  Layer.provideMerge(FileIngressDisabledLayer),
   Layer.provideMerge(Layer.merge(ReadChannels.Default, Mutations.Default)),
   Layer.provideMerge(LeaseManager.Default),
   Layer.provideMerge(WorkdirRoots.Default),

@@ -14,7 +14,7 @@ import { quoted, ReadFailed, renderError } from "@serverfs/domain"
 import { Configuration, WorkdirRegistry } from "@serverfs/policy"
 import { BridgeClient } from "@serverfs/rpc"
 import { AuditLog } from "@serverfs/telemetry-local"
-import { Mutations, ReadChannels, WorkdirRoots } from "@serverfs/workspace"
+import { BinaryTransfer, Mutations, ReadChannels, WorkdirRoots } from "@serverfs/workspace"
 import { Cause, Effect, Either, Runtime } from "effect"
 import { INSTRUCTIONS } from "./Instructions.js"
 import { objectJsonSchema } from "./JsonSchema.js"
@@ -22,6 +22,7 @@ import { parseResourceUri, RESOURCE_TEMPLATE } from "./ResourceTemplate.js"
 import { callTool, responseTooLarge } from "./ToolCall.js"
 import type { AnyTool } from "./ToolDefinition.js"
 import { agentTools, agentToolsEnabled } from "./tools/agentTools.js"
+import { binaryTools, binaryToolsEnabled } from "./tools/binaryTools.js"
 import { mutationTools } from "./tools/mutationTools.js"
 import { readTools } from "./tools/readTools.js"
 
@@ -74,6 +75,7 @@ export class McpServer extends Effect.Service<McpServer>()("@serverfs/mcp/McpSer
     const tools: ReadonlyArray<AnyTool> = [
       ...readTools(channels, global),
       ...mutationTools(mutations),
+      ...(binaryToolsEnabled(workdirs) ? binaryTools(yield* BinaryTransfer) : []),
       ...agents
     ]
     const byName = new Map(tools.map((t) => [t.name, t] as const))
@@ -86,7 +88,8 @@ export class McpServer extends Effect.Service<McpServer>()("@serverfs/mcp/McpSer
       outputSchema: passedThrough.has(t.name)
         ? admitExtraProperties(objectJsonSchema(t.output))
         : objectJsonSchema(t.output),
-      annotations: t.annotations
+      annotations: t.annotations,
+      ...(t.meta === undefined ? {} : { _meta: t.meta })
     }))
 
     const readResource = (uri: string) =>
