@@ -37,7 +37,7 @@ beforeAll(async () => {
   fs.mkdirSync(plainDir)
   fs.mkdirSync(path.join(tree.root, "img"))
   fs.writeFileSync(path.join(tree.root, "img", "a b.png"), PNG)
-  fs.writeFileSync(path.join(tree.root, "big.bin"), Buffer.alloc(100 * 1024, 1))
+  fs.writeFileSync(path.join(tree.root, "big.bin"), Buffer.alloc(120 * 1024, 1))
   mcp = await startMcp({
     WORKDIR_01_ALIAS: "rw",
     WORKDIR_01_PATH: tree.root,
@@ -45,9 +45,8 @@ beforeAll(async () => {
     WORKDIR_01_BINARY_TRANSFER_ENABLED: "true",
     WORKDIR_02_ALIAS: "plain",
     WORKDIR_02_PATH: plainDir,
-    // 64 KiB budget: the 100 KiB file's base64 (~133 KiB) cannot fit, the 64 KiB PNG's (~87 KiB)
-    // neither — so the budget is raised just enough for the PNG below.
-    SERVERFS_MAX_RESPONSE_BYTES: String(96 * 1024)
+    // 128 KiB budget: the 64 KiB PNG's base64 (~87 KiB) fits, the 120 KiB file's (160 KiB) does not.
+    SERVERFS_MAX_RESPONSE_BYTES: String(128 * 1024)
   })
   await mcp.client.listTools()
 })

@@ -5,8 +5,10 @@ import {
   type DownloadBinaryFileInput,
   type DownloadBinaryFileOutput,
   FileChangedDuringRead,
+  location,
   NotAFile,
-  type ReadError
+  type ReadError,
+  ResponseTooLarge
 } from "@serverfs/domain"
 import { resolvePath } from "@serverfs/policy"
 import { fstat, O } from "@serverfs/posix"
@@ -18,8 +20,15 @@ import { toWalkError } from "../OsError.js"
 import { openRegularFile } from "../RegularFile.js"
 import { revisionOf } from "../Revision.js"
 import { readFully } from "../TextPage.js"
+import { maxEncodedLength } from "./StrictBase64.js"
 
-export type DownloadError = ReadError | BinaryTransferDisabled | BinaryFileTooLarge
+export type DownloadError = ReadError | BinaryTransferDisabled | BinaryFileTooLarge | ResponseTooLarge
+
+/**
+ * Room kept in the response budget for what travels besides the blob: the metadata (counted
+ * twice, like every result) and the URI, each bounded by the caller's workdir and path strings.
+ */
+const ENVELOPE_ALLOWANCE = 16 * 1024
 
 /** The metadata (structuredContent) and the bytes of one download. */
 export interface DownloadedFile {
@@ -51,6 +60,14 @@ export const downloadBinaryFile = (
       const revision = revisionOf(file.stat)
       const maxBytes = workdir.maxBinaryTransferBytes
       if (file.stat.size > maxBytes) return yield* new BinaryFileTooLarge({ ...at, maxBytes })
+      // A blob that cannot fit the response budget (SERVERFS_MAX_RESPONSE_BYTES) is refused
+      // before it is read and encoded; the call pipeline measures the real result again.
+      const budget = context.settings.maxResponseBytes
+      if (maxEncodedLength(file.stat.size) + ENVELOPE_ALLOWANCE > budget) {
+        return yield* new ResponseTooLarge({
+          message: `the base64 of ${location(input.workdir, input.path)} (${file.stat.size} bytes) exceeds the response budget of ${budget} bytes; the server's SERVERFS_MAX_RESPONSE_BYTES bounds downloads`
+        })
+      }
       const buffer = Buffer.allocUnsafe(Math.min(file.stat.size, maxBytes) + 1)
       const filled = yield* readFully(file.fd, buffer, buffer.length, 0).pipe(
         Effect.mapError((e) => toWalkError(e, at))

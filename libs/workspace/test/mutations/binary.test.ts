@@ -144,6 +144,30 @@ describe("download_binary_file", () => {
     )
   })
 
+  it.effect(
+    "a file whose base64 cannot fit SERVERFS_MAX_RESPONSE_BYTES → RESPONSE_TOO_LARGE before reading",
+    () => {
+      // 64 KiB budget (the minimum): 30 KiB encodes to 40 KiB and fits with the envelope room;
+      // 40 KiB encodes to 53.4 KiB and, with it, does not.
+      const root = freshRoot({
+        "fits.bin": Buffer.alloc(30 * 1024, 7),
+        "big.bin": Buffer.alloc(40 * 1024, 7)
+      })
+      return run(
+        root,
+        (h) =>
+          Effect.gen(function* () {
+            expect((yield* h.download("fits.bin")).metadata.size).toBe(30 * 1024)
+            const refusal = yield* expectCode(h.download("big.bin"), "RESPONSE_TOO_LARGE")
+            expect(refusal.message).toContain(
+              "wd:big.bin (40960 bytes) exceeds the response budget of 65536 bytes"
+            )
+          }),
+        { SERVERFS_MAX_RESPONSE_BYTES: "65536" }
+      )
+    }
+  )
+
   it.effect("a workdir without binary transfer → BINARY_TRANSFER_DISABLED (before the path policy)", () => {
     const root = freshRoot({ "a.bin": "x" })
     return run(
