@@ -15,6 +15,7 @@ import { Effect, Layer } from "effect"
 import { FileIngress, isStrictBase64, maxEncodedLength } from "../../src/index.js"
 import {
   type Api,
+  asUserEffect,
   expectCode,
   leftovers,
   makeBase,
@@ -618,5 +619,71 @@ describe("the writer lease", () => {
         { SERVERFS_AGENT_BRIDGE_ENABLED: "true", SERVERFS_AGENT_LOCK_DIR: locks }
       )
     }
+  )
+})
+
+describe("metadata of a replaced file (shared with edit_text_file)", () => {
+  const isRoot = process.geteuid?.() === 0
+  const owned = (root: string) => {
+    const shared = path.join(root, "shared")
+    fs.mkdirSync(shared)
+    fs.chmodSync(shared, 0o777)
+    const file = path.join(shared, "f.bin")
+    fs.writeFileSync(file, "before")
+    fs.chownSync(file, 1000, 1000)
+    fs.chmodSync(file, 0o644)
+    return file
+  }
+
+  it.skipIf(!isRoot)("as root, a foreign owner and group are kept (needs root to create the file)", () =>
+    Effect.runPromise(
+      Effect.gen(function* () {
+        const root = freshRoot()
+        const file = owned(root)
+        yield* run(root, (h) =>
+          h.upload("shared/f.bin", {
+            data_base64: b64(PNG),
+            overwrite: true,
+            expected_revision: revisionAt(file)
+          })
+        )
+        const st = fs.statSync(file)
+        expect([st.uid, st.gid, st.mode & 0o7777]).toEqual([1000, 1000, 0o644])
+      })
+    )
+  )
+
+  it.skipIf(!isRoot)(
+    "an owner the process cannot reproduce → METADATA_PRESERVATION_FAILED, file unchanged, no temp (needs root to switch uid)",
+    () =>
+      Effect.runPromise(
+        Effect.gen(function* () {
+          const root = freshRoot()
+          const file = owned(root)
+          const revision = revisionAt(file)
+          // The entries, not the directory itself: the temp file made and removed there changes
+          // the directory's times (as for edit_text_file).
+          const shared = path.join(root, "shared")
+          const before = snapshot(shared, false)
+          yield* run(root, (h) =>
+            asUserEffect(
+              65534,
+              65534,
+              expectCode(
+                h.upload("shared/f.bin", {
+                  data_base64: b64(PNG),
+                  overwrite: true,
+                  expected_revision: revision
+                }),
+                "METADATA_PRESERVATION_FAILED"
+              )
+            )
+          )
+          expect(snapshot(shared, false)).toEqual(before)
+          expect(fs.readFileSync(file, "utf8")).toBe("before")
+          expect(revisionAt(file)).toBe(revision)
+          expect(leftovers(root)).toEqual([])
+        })
+      )
   )
 })
