@@ -5,9 +5,11 @@
  * round-trips to the same sha256 through upload_binary_file, the audit fields (never the
  * payload), and the response budget measured on what a download really sends.
  */
+import { spawn } from "node:child_process"
 import { createHash } from "node:crypto"
 import fs from "node:fs"
 import path from "node:path"
+import { fileURLToPath } from "node:url"
 import { DownloadBinaryFileOutput, UploadBinaryFileOutput } from "@serverfs/domain"
 import {
   errorCodeOf,
@@ -19,6 +21,14 @@ import {
 } from "@serverfs/testkit"
 import { Schema } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+
+const lockHolder = path.join(
+  path.dirname(fileURLToPath(import.meta.url)),
+  "..",
+  "mutations",
+  "fixtures",
+  "lock-holder.mjs"
+)
 
 let tree: TempTree
 let mcp: McpProcess
@@ -159,6 +169,51 @@ describe("binary transfer over stdio", () => {
       expect(tools.map((t) => t.name)).not.toContain("download_binary_file")
     } finally {
       await other.close()
+    }
+  })
+
+  it("while another process holds the workdir's lease → upload WORKDIR_BUSY, nothing written; download still reads", async () => {
+    const locks = path.join(tree.base, "locks")
+    fs.mkdirSync(path.join(locks, "active"), { recursive: true })
+    const lockFile = path.join(locks, "01.lock")
+    fs.writeFileSync(lockFile, "")
+    const leased = fs.mkdtempSync(path.join(tree.base, "leased-"))
+    fs.writeFileSync(path.join(leased, "a.png"), PNG)
+    const server = await startMcp({
+      WORKDIR_01_ALIAS: "rw",
+      WORKDIR_01_PATH: leased,
+      WORKDIR_01_READ_ONLY: "false",
+      WORKDIR_01_BINARY_TRANSFER_ENABLED: "true",
+      SERVERFS_AGENT_BRIDGE_ENABLED: "true",
+      SERVERFS_AGENT_LOCK_DIR: locks
+    })
+    const holder = spawn(process.execPath, [lockHolder, lockFile], { stdio: ["pipe", "pipe", "inherit"] })
+    try {
+      await new Promise<void>((resolve, reject) => {
+        let out = ""
+        holder.stdout?.on("data", (chunk: Buffer) => {
+          out += chunk.toString("utf8")
+          if (out.includes("locked\n")) resolve()
+          if (out.includes("busy\n")) reject(new Error("lock already held"))
+        })
+        holder.once("exit", (code) => reject(new Error(`lock holder exited early (${String(code)})`)))
+      })
+      const before = fs.readdirSync(leased)
+      const busy = await call(
+        "upload_binary_file",
+        { workdir: "rw", path: "new.png", data_base64: PNG.toString("base64") },
+        server
+      )
+      expect(textOf(busy)).toBe("WORKDIR_BUSY: rw has an active Agent writer")
+      expect(fs.readdirSync(leased)).toEqual(before)
+      const read = await call("download_binary_file", { workdir: "rw", path: "a.png" }, server)
+      expect(read.isError ?? false).toBe(false)
+    } finally {
+      holder.stdin?.end()
+      await new Promise<void>((resolve) =>
+        holder.exitCode !== null ? resolve() : holder.once("exit", () => resolve())
+      )
+      await server.close()
     }
   })
 })

@@ -66,10 +66,12 @@ export const uploadBinaryFile = (
     if (input.file !== null && !ingress.enabled) return yield* new FileIngressDisabled(at)
 
     const maxBytes = workdir.maxBinaryTransferBytes
+    const source = input.file
     const bytes: Uint8Array =
-      input.data_base64 !== null
-        ? yield* decodePayload(input.data_base64, maxBytes, at)
-        : yield* ingress.fetch({ source: input.file!, workdir: input.workdir, path: input.path, maxBytes })
+      source === null
+        ? // data_base64 is set: neither source was refused above.
+          yield* decodePayload(input.data_base64 ?? "", maxBytes, at)
+        : yield* ingress.fetch({ source, workdir: input.workdir, path: input.path, maxBytes })
     // The port promises the bound; checked again because the bytes are about to be written.
     if (bytes.length > maxBytes) return yield* new BinaryPayloadTooLarge({ ...at, maxBytes })
 
