@@ -98,6 +98,16 @@ export const serverfsMutationLaunch = (root: string): ServerLaunch => ({
   }
 })
 
+/** serverfs-mcp with binary transfer on and the largest response budget (the binary suite). */
+export const serverfsBinaryLaunch = (root: string): ServerLaunch => ({
+  ...serverfsMutationLaunch(root),
+  env: {
+    ...serverfsMutationLaunch(root).env,
+    WORKDIR_01_BINARY_TRANSFER_ENABLED: "true",
+    SERVERFS_MAX_RESPONSE_BYTES: String(6 * 1024 * 1024)
+  }
+})
+
 /** serverfs-bridge: the `bin` of the workspace package @serverfs/bridge, or SERVERFS_BRIDGE_MAIN. */
 export const bridgeEntry = (): string =>
   existing(

@@ -5,6 +5,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { parseArgs } from "node:util"
 import { rgPath } from "@vscode/ripgrep"
+import { runBinary } from "./Binary.js"
 import { type BridgePlan, runBridge } from "./Bridge.js"
 import { coldStart } from "./ColdStart.js"
 import { runHostile } from "./Hostile.js"
@@ -26,6 +27,7 @@ import {
   serverFilesystemEntry,
   serverFilesystemLaunch,
   serverFilesystemVersion,
+  serverfsBinaryLaunch,
   serverfsEntry,
   serverfsLaunch,
   serverfsMutationLaunch
@@ -43,7 +45,7 @@ import { OPERATION_KEYS, type OperationKey, type Plan, runWorkload } from "./Wor
  *   node bench/dist/main.js [--files 24000] [--seed 1] [--dir PATH] [--quick]
  *                           [--cold-runs 9] [--write-bytes 4096]
  *                           [--event-tasks 8] [--events-per-task 2500]
- *                           [--only floor,search,scan,find,read,stat,list,cold,rss,mutations,bridge,hostile]
+ *                           [--only floor,search,scan,find,read,stat,list,cold,rss,mutations,binary,bridge,hostile]
  *                           [--markdown FILE] [--json FILE]
  *
  * It prints a table of p50/p99 latencies, ratios and targets. It always exits 0 once it has
@@ -110,7 +112,7 @@ if (
   usage("--events-per-task must be an integer from 1 to 9900")
 }
 /** The suites beyond the read rows: each is one `--only` key. */
-const SUITE_KEYS = ["mutations", "bridge", "hostile"] as const
+const SUITE_KEYS = ["mutations", "binary", "bridge", "hostile"] as const
 type SuiteKey = (typeof SUITE_KEYS)[number]
 const ALL_KEYS: ReadonlyArray<string> = [...OPERATION_KEYS, ...SUITE_KEYS]
 const selected = new Set((args.only ?? ALL_KEYS.join(",")).split(",").map((k) => k.trim()))
@@ -293,6 +295,31 @@ const main = async () => {
     runs.push(
       `  mutations: ${mutationPlan.iterations} rounds after ${mutationPlan.warmup} warm-up, ${mutationPlan.bytes}-byte files, in ${mutations.root} (${mutations.fsType})`
     )
+  }
+  if (only("binary")) {
+    const parent = path.join(os.tmpdir(), "serverfs-bench")
+    fs.mkdirSync(parent, { recursive: true })
+    const binaryRoot = fs.mkdtempSync(path.join(parent, "binary-"))
+    const binaryPlan = { warmup: args.quick ? 1 : 3, iterations: args.quick ? 5 : 20 }
+    log(`binary transfer in ${binaryRoot}`)
+    const serverfs = await McpSession.start(serverfsBinaryLaunch(binaryRoot))
+    const reference = await McpSession.start(serverFilesystemLaunch(binaryRoot))
+    try {
+      const binary = await runBinary(binaryRoot, serverfs, reference, binaryPlan, (m) => log(m))
+      rows.push(...binary.rows)
+      notes.push(...binary.notes)
+      runs.push(
+        `  binary: ${binaryPlan.iterations} rounds after ${binaryPlan.warmup} warm-up, random bytes, in ${binaryRoot} (${fsTypeOf(binaryRoot)})`
+      )
+    } catch (error) {
+      log(`ServerFS stderr: ${serverfs.stderr}`)
+      log(`server-filesystem stderr: ${reference.stderr}`)
+      throw error
+    } finally {
+      await serverfs.close()
+      await reference.close()
+      fs.rmSync(binaryRoot, { recursive: true, force: true })
+    }
   }
   if (only("bridge")) {
     log("Agent Bridge")

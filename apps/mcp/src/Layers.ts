@@ -1,9 +1,16 @@
 import { Configuration, WorkdirRegistry } from "@serverfs/policy"
 import { BridgeClient } from "@serverfs/rpc"
 import { AuditLog, JsonLoggerLive } from "@serverfs/telemetry-local"
-import { LeaseManager, Mutations, ReadChannels, WorkdirRoots } from "@serverfs/workspace"
+import {
+  BinaryTransfer,
+  FileIngressDisabledLayer,
+  LeaseManager,
+  Mutations,
+  ReadChannels,
+  WorkdirRoots
+} from "@serverfs/workspace"
 import { Effect, Layer } from "effect"
-import { FileIngressDisabledLayer, fileIngressLayer } from "./ingress/FileIngressLive.js"
+import { fileIngressLayer } from "./ingress/FileIngressLive.js"
 import { McpServer } from "./McpServer.js"
 
 /**
@@ -44,6 +51,7 @@ const FileIngressFromConfiguration = Layer.unwrapEffect(
 
 export const McpServerLayer = McpServer.Default.pipe(
   Layer.provideMerge(BridgeClientFromConfiguration),
+  Layer.provideMerge(BinaryTransfer.Default),
   Layer.provideMerge(FileIngressFromConfiguration),
   Layer.provideMerge(Layer.merge(ReadChannels.Default, Mutations.Default)),
   Layer.provideMerge(LeaseManager.Default),

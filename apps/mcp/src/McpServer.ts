@@ -14,7 +14,7 @@ import { quoted, ReadFailed, renderError } from "@serverfs/domain"
 import { Configuration, WorkdirRegistry } from "@serverfs/policy"
 import { BridgeClient } from "@serverfs/rpc"
 import { AuditLog } from "@serverfs/telemetry-local"
-import { Mutations, ReadChannels, WorkdirRoots } from "@serverfs/workspace"
+import { BinaryTransfer, Mutations, ReadChannels, WorkdirRoots } from "@serverfs/workspace"
 import { Cause, Effect, Either, Runtime } from "effect"
 import { INSTRUCTIONS } from "./Instructions.js"
 import { objectJsonSchema } from "./JsonSchema.js"
@@ -22,6 +22,7 @@ import { parseResourceUri, RESOURCE_TEMPLATE } from "./ResourceTemplate.js"
 import { serverCatalog } from "./ServerCatalog.js"
 import { callTool, responseTooLarge } from "./ToolCall.js"
 import { agentTools, agentToolsEnabled } from "./tools/agentTools.js"
+import { binaryTools, binaryToolsEnabled } from "./tools/binaryTools.js"
 import { mutationTools } from "./tools/mutationTools.js"
 import { readTools } from "./tools/readTools.js"
 
@@ -81,6 +82,7 @@ export class McpServer extends Effect.Service<McpServer>()("@serverfs/mcp/McpSer
       groups: [
         { group: "read", tools: readTools(channels, global) },
         { group: "mutation", tools: mutationTools(mutations) },
+        { group: "binary", tools: binaryToolsEnabled(workdirs) ? binaryTools(yield* BinaryTransfer) : [] },
         { group: "agent", tools: agents }
       ],
       list: (t) => ({
@@ -91,7 +93,8 @@ export class McpServer extends Effect.Service<McpServer>()("@serverfs/mcp/McpSer
         outputSchema: passedThrough.has(t.name)
           ? admitExtraProperties(objectJsonSchema(t.output))
           : objectJsonSchema(t.output),
-        annotations: t.annotations
+        annotations: t.annotations,
+        ...(t.meta === undefined ? {} : { _meta: t.meta })
       })
     })
     const byName = new Map(tools.map((t) => [t.name, t] as const))

@@ -17,7 +17,7 @@ import type { AnyTool } from "./ToolDefinition.js"
  * §7).
  */
 export interface ToolResult {
-  readonly content: ReadonlyArray<{ readonly type: "text"; readonly text: string }>
+  readonly content: ReadonlyArray<{ readonly type: "text"; readonly text: string } | Record<string, unknown>>
   readonly structuredContent?: Record<string, unknown>
   readonly isError?: boolean
 }
@@ -119,7 +119,11 @@ export const callTool = (
             )
           )
         )
-    const encoded = Either.map(ran, encodeSuccess)
+    const encoded = Either.map(ran, (output) => {
+      if (tool.render === undefined) return encodeSuccess(output)
+      const { bytes, ...result } = tool.render(output)
+      return { result, bytes }
+    })
     const outcome: Either.Either<{ readonly result: ToolResult; readonly bytes: number }, Failure> =
       Either.isRight(encoded) && encoded.right.bytes > maxResponseBytes
         ? Either.left(responseTooLarge(tool.name, maxResponseBytes))

@@ -26,6 +26,8 @@ export interface GlobalSettings {
   readonly extraDenyGlobs: ReadonlyArray<string>
   readonly disableDefaultDeny: boolean
   readonly maxWriteBytes: number
+  readonly binaryTransferEnabled: boolean
+  readonly maxBinaryTransferBytes: number
   readonly maxEditsPerCall: number
   readonly agentMode: AgentModeSetting
   readonly agentRuntimes: ReadonlyArray<RuntimeName>

@@ -38,7 +38,6 @@ const ALIAS_PATTERN = /^[A-Za-z][A-Za-z0-9_-]{0,31}$/
 /** Every variable name the loader may read, so an Effect Config layer can fetch them up front. */
 export const configurationVariableNames = (): ReadonlyArray<string> => {
   const names = new Set<string>(Object.values(GLOBAL_VARIABLES).map((e) => e.variable))
-  names.add("SERVERFS_MAX_BINARY_TRANSFER_BYTES")
   for (const s of UNSUPPORTED_SWITCHES) if (!s.variable.startsWith("WORKDIR_")) names.add(s.variable)
   for (let slot = 1; slot <= SLOT_COUNT; slot++) {
     for (const suffix of WORKDIR_SUFFIXES) names.add(`WORKDIR_${slotId(slot)}_${suffix}`)
@@ -51,9 +50,7 @@ const WORKDIR_SUFFIXES = [
   "PATH",
   "DESCRIPTION",
   "READ_ONLY",
-  ...Object.values(GLOBAL_VARIABLES).flatMap((e) => (e.override === undefined ? [] : [e.override])),
-  "BINARY_TRANSFER_ENABLED",
-  "MAX_BINARY_TRANSFER_BYTES"
+  ...Object.values(GLOBAL_VARIABLES).flatMap((e) => (e.override === undefined ? [] : [e.override]))
 ] as const
 
 class Failure {
@@ -96,7 +93,6 @@ const parseGlobal = (lookup: Lookup): GlobalSettings => {
       fail(s.variable, `${s.feature} is not available in this version of ServerFS`)
     }
   }
-  read(lookup, "SERVERFS_MAX_BINARY_TRANSFER_BYTES", strictInt(8388608))
   boundedGlobs(GLOBAL_VARIABLES.extraDenyGlobs.variable, global.extraDenyGlobs, global)
   // Global pair rule (§4.1): a mode needs runtimes and runtimes need a mode.
   if (global.agentMode === "disabled" && global.agentRuntimes.length > 0) {
@@ -227,12 +223,6 @@ const parseSlot = (
       break
   }
 
-  if (read(lookup, v("BINARY_TRANSFER_ENABLED"), strictBool(false))) {
-    fail(v("BINARY_TRANSFER_ENABLED"), "binary transfer is not available in this version of ServerFS")
-  }
-  // Strictly validated so a typo is caught, even though nothing reads it in this version.
-  read(lookup, v("MAX_BINARY_TRANSFER_BYTES"), strictInt(1))
-
   const override = <A>(suffix: string, parse: Parse<A>) => read(lookup, v(suffix), parse)
   const description = read(lookup, v("DESCRIPTION"), text(""))
   const agent = parseSlotAgent(lookup, id, global, readOnly)
@@ -254,6 +244,8 @@ const parseSlot = (
     maxReadBytes: override("MAX_READ_BYTES", strictInt(global.maxReadBytes)),
     maxReadLines: override("MAX_READ_LINES", strictInt(global.maxReadLines)),
     maxWriteBytes: override("MAX_WRITE_BYTES", strictInt(global.maxWriteBytes)),
+    binaryTransferEnabled: override("BINARY_TRANSFER_ENABLED", strictBool(global.binaryTransferEnabled)),
+    maxBinaryTransferBytes: override("MAX_BINARY_TRANSFER_BYTES", strictInt(global.maxBinaryTransferBytes)),
     agentMode: agent.mode,
     agentRuntimes: agent.runtimes
   }

@@ -185,6 +185,24 @@ export const GLOBAL_VARIABLES: { readonly [K in keyof GlobalSettings]: Entry<Glo
       "Largest created file, edited file (before and after) and summed old_text+new_text of one edit call.",
     override: "MAX_WRITE_BYTES"
   },
+  binaryTransferEnabled: {
+    variable: "SERVERFS_BINARY_TRANSFER_ENABLED",
+    kind: "strict bool",
+    default: "false",
+    parse: strictBool(false),
+    description:
+      "Enable download_binary_file and upload_binary_file (registered when at least one workdir enables it; a workdir without it refuses both with BINARY_TRANSFER_DISABLED).",
+    override: "BINARY_TRANSFER_ENABLED"
+  },
+  maxBinaryTransferBytes: {
+    variable: "SERVERFS_MAX_BINARY_TRANSFER_BYTES",
+    kind: "strict int",
+    default: "8388608",
+    parse: strictInt(8388608),
+    description:
+      "Largest downloaded file and uploaded payload (decoded bytes). A download is also bounded by SERVERFS_MAX_RESPONSE_BYTES: its base64 is about 4/3 of the file (docs/deviations.md).",
+    override: "MAX_BINARY_TRANSFER_BYTES"
+  },
   maxEditsPerCall: {
     variable: "SERVERFS_MAX_EDITS_PER_CALL",
     kind: "lenient int",
@@ -324,28 +342,7 @@ export const WORKDIR_VARIABLES: ReadonlyArray<VariableDoc> = [
 ]
 
 /** Variables of the reference surface this version refuses to honour rather than ignore. */
-export const UNSUPPORTED_SWITCHES: ReadonlyArray<{ readonly variable: string; readonly feature: string }> = [
-  { variable: "SERVERFS_BINARY_TRANSFER_ENABLED", feature: "binary transfer" },
-  { variable: "WORKDIR_XX_BINARY_TRANSFER_ENABLED", feature: "binary transfer" }
-]
-
-/** Sizes of the reference's binary transfer: validated strictly so a typo is caught, unused here. */
-export const UNUSED_LIMITS: ReadonlyArray<VariableDoc> = [
-  {
-    variable: "SERVERFS_MAX_BINARY_TRANSFER_BYTES",
-    kind: "strict int",
-    default: "8388608",
-    scope: "global",
-    description: "Reserved for binary transfer (not available in this version); validated, otherwise unused."
-  },
-  {
-    variable: "WORKDIR_XX_MAX_BINARY_TRANSFER_BYTES",
-    kind: "strict int",
-    default: "",
-    scope: "per-workdir",
-    description: "Reserved for binary transfer (not available in this version); validated, otherwise unused."
-  }
-]
+export const UNSUPPORTED_SWITCHES: ReadonlyArray<{ readonly variable: string; readonly feature: string }> = []
 
 export const allVariableDocs = (): ReadonlyArray<VariableDoc> => [
   ...WORKDIR_VARIABLES,
@@ -368,7 +365,6 @@ export const allVariableDocs = (): ReadonlyArray<VariableDoc> => [
       description: `Reserved: ${s.feature} is not available in this version; true stops startup instead of being silently ignored.`
     })
   ),
-  ...UNUSED_LIMITS,
   ...bridgeVariableDocs()
 ]
 

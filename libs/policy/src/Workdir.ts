@@ -22,6 +22,9 @@ export interface Workdir {
   readonly maxReadBytes: number
   readonly maxReadLines: number
   readonly maxWriteBytes: number
+  /** download_binary_file / upload_binary_file allowed here (tool-contracts §2.12–§2.13). */
+  readonly binaryTransferEnabled: boolean
+  readonly maxBinaryTransferBytes: number
   readonly agentMode: AgentModeSetting
   readonly agentRuntimes: ReadonlyArray<RuntimeName>
 }

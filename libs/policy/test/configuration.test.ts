@@ -148,6 +148,8 @@ describe("global settings: defaults (tool-contracts §4.1)", () => {
       extraDenyGlobs: [],
       disableDefaultDeny: false,
       maxWriteBytes: 1048576,
+      binaryTransferEnabled: false,
+      maxBinaryTransferBytes: 8388608,
       maxEditsPerCall: 50,
       agentMode: "disabled",
       agentRuntimes: [],
@@ -239,6 +241,8 @@ describe("global settings: strict variables stop startup with an error naming th
         "SERVERFS_ALLOW_HIDDEN",
         "SERVERFS_DISABLE_DEFAULT_DENY",
         "SERVERFS_MAX_WRITE_BYTES",
+        "SERVERFS_BINARY_TRANSFER_ENABLED",
+        "SERVERFS_MAX_BINARY_TRANSFER_BYTES",
         "SERVERFS_MAX_PATTERN_LENGTH",
         "SERVERFS_AGENT_MODE",
         "SERVERFS_AGENT_RUNTIMES",
@@ -340,18 +344,35 @@ describe("extra deny globs are bounded by SERVERFS_MAX_PATTERN_LENGTH (matching 
   })
 })
 
-describe("global settings: unsupported switches (binary transfer)", () => {
-  it.each(["SERVERFS_BINARY_TRANSFER_ENABLED"])("%s=true stops startup, naming the variable", (variable) => {
-    for (const on of ["true", "1", "YES", "on"]) refused({ [variable]: on }, variable)
+describe("binary transfer (tool-contracts §4.1, §4.2)", () => {
+  it("SERVERFS_BINARY_TRANSFER_ENABLED=true starts and is inherited; a workdir may turn it off", () => {
+    const on = loaded({ SERVERFS_BINARY_TRANSFER_ENABLED: "true", ...enabled(4, "four") })
+    expect([on.global.binaryTransferEnabled, only(on).binaryTransferEnabled]).toEqual([true, true])
+    const off = loaded({
+      SERVERFS_BINARY_TRANSFER_ENABLED: "on",
+      ...enabled(4, "four", { BINARY_TRANSFER_ENABLED: "false" })
+    })
+    expect(only(off).binaryTransferEnabled).toBe(false)
   })
 
-  it.each(["SERVERFS_BINARY_TRANSFER_ENABLED"])("%s=false, 0, off or empty is fine", (variable) => {
-    for (const off of ["false", "0", "off", "no", "", " "])
-      expect(Either.isRight(parse({ [variable]: off }))).toBe(true)
+  it("WORKDIR_XX_BINARY_TRANSFER_ENABLED=true enables one workdir; the size limit is inherited or overridden", () => {
+    const w = only(loaded(enabled(4, "four", { BINARY_TRANSFER_ENABLED: "true" })))
+    expect([w.binaryTransferEnabled, w.maxBinaryTransferBytes]).toEqual([true, 8388608])
+    const small = only(
+      loaded({
+        SERVERFS_MAX_BINARY_TRANSFER_BYTES: "1000",
+        ...enabled(4, "four", { BINARY_TRANSFER_ENABLED: "true", MAX_BINARY_TRANSFER_BYTES: "" })
+      })
+    )
+    expect(small.maxBinaryTransferBytes).toBe(1000)
+    expect(
+      only(loaded(enabled(4, "four", { MAX_BINARY_TRANSFER_BYTES: "4096" }))).maxBinaryTransferBytes
+    ).toBe(4096)
   })
 
-  it("WORKDIR_XX_BINARY_TRANSFER_ENABLED=true on an enabled slot stops startup, naming WORKDIR_04_BINARY_TRANSFER_ENABLED", () => {
-    refused(enabled(4, "four", { BINARY_TRANSFER_ENABLED: "true" }), "WORKDIR_04_BINARY_TRANSFER_ENABLED")
+  it("SERVERFS_BINARY_TRANSFER_ENABLED=maybe and SERVERFS_MAX_BINARY_TRANSFER_BYTES=0 → errors naming them", () => {
+    refused({ SERVERFS_BINARY_TRANSFER_ENABLED: "maybe" }, "SERVERFS_BINARY_TRANSFER_ENABLED")
+    refused({ SERVERFS_MAX_BINARY_TRANSFER_BYTES: "0" }, "SERVERFS_MAX_BINARY_TRANSFER_BYTES")
   })
 
   it("WORKDIR_XX_BINARY_TRANSFER_ENABLED=false or empty on an enabled slot is fine", () => {
@@ -365,7 +386,7 @@ describe("global settings: unsupported switches (binary transfer)", () => {
     ])
   })
 
-  it("WORKDIR_XX_MAX_BINARY_TRANSFER_BYTES is a strict int even though nothing uses it yet", () => {
+  it("WORKDIR_XX_MAX_BINARY_TRANSFER_BYTES is a strict int", () => {
     refused(
       enabled(4, "four", { MAX_BINARY_TRANSFER_BYTES: "8MB" }),
       "WORKDIR_04_MAX_BINARY_TRANSFER_BYTES",
@@ -423,6 +444,8 @@ describe("slots: 16 of them, in slot order", () => {
       maxReadBytes: 524288,
       maxReadLines: 500,
       maxWriteBytes: 1048576,
+      binaryTransferEnabled: false,
+      maxBinaryTransferBytes: 8388608,
       agentMode: "disabled",
       agentRuntimes: []
     })

@@ -19,6 +19,8 @@ const workdirWith = (settings: Partial<PathPolicySettings> = {}): Workdir => ({
   maxReadBytes: 524288,
   maxReadLines: 500,
   maxWriteBytes: 1048576,
+  binaryTransferEnabled: false,
+  maxBinaryTransferBytes: 8388608,
   agentMode: "disabled",
   agentRuntimes: []
 })

@@ -1,5 +1,5 @@
-import type { BinaryPayloadTooLarge, FileIngressError } from "@serverfs/domain"
-import { Context, type Effect } from "effect"
+import { type BinaryPayloadTooLarge, type FileIngressError, FileIngressUnavailable } from "@serverfs/domain"
+import { Context, Effect, Layer } from "effect"
 
 /**
  * The port through which upload_binary_file fetches a ChatGPT `file` source
@@ -33,3 +33,14 @@ export class FileIngress extends Context.Tag("@serverfs/workspace/FileIngress")<
     ) => Effect.Effect<Uint8Array, FileIngressError | BinaryPayloadTooLarge>
   }
 >() {}
+
+/**
+ * The port where ingress is disabled (SERVERFS_FILE_INGRESS_ENABLED off, the default): the
+ * `file` source is not advertised and upload_binary_file refuses it with FILE_INGRESS_DISABLED
+ * before ever calling fetch, which fails closed if it is reached anyway.
+ */
+export const FileIngressDisabledLayer = Layer.succeed(FileIngress, {
+  enabled: false,
+  fetch: (request) =>
+    Effect.fail(new FileIngressUnavailable({ workdir: request.workdir, path: request.path }))
+})

@@ -39,7 +39,9 @@ const mutationsWith = (guard: MutationContext["guard"]) =>
       createDirectory: (input: CreateDirectoryInput) => createDirectory(context, input),
       deleteDirectory: (input: DeleteDirectoryInput) => deleteDirectory(context, input),
       /** Create or replace a whole text file (not an MCP tool: see writeTextFile). */
-      writeTextFile: (input: CreateTextFileInput) => writeTextFile(context, input)
+      writeTextFile: (input: CreateTextFileInput) => writeTextFile(context, input),
+      /** The context itself, for the binary upload (BinaryTransfer): same lock, same lease. */
+      context
     } as const
   })
 

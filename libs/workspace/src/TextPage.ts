@@ -144,7 +144,7 @@ const readAt = (fd: number, buffer: Buffer, offset: number, length: number, posi
   })
 
 /** Read until `length` bytes are in or EOF, on the thread pool (short reads are retried). */
-const readFully = (fd: number, buffer: Buffer, length: number, position: number) =>
+export const readFully = (fd: number, buffer: Buffer, length: number, position: number) =>
   Effect.gen(function* () {
     let filled = 0
     while (filled < length) {

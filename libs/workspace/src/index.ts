@@ -1,3 +1,7 @@
+export * from "./BinaryTransfer.js"
+export * from "./binary/downloadBinaryFile.js"
+export * from "./binary/StrictBase64.js"
+export * from "./binary/uploadBinaryFile.js"
 export * from "./ChannelContext.js"
 export * from "./CodePointOrder.js"
 export { mimeTypeOf } from "./channels/statFile.js"

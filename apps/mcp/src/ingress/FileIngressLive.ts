@@ -192,12 +192,5 @@ export const makeFileIngress = (options: FileIngressOptions): FileIngress["Type"
   }
 }
 
-/** The port with ingress switched off: upload_binary_file answers FILE_INGRESS_DISABLED first. */
-export const FileIngressDisabledLayer = Layer.succeed(FileIngress, {
-  enabled: false,
-  fetch: (request) =>
-    Effect.fail(new FileIngressUnavailable({ workdir: request.workdir, path: request.path }))
-})
-
 export const fileIngressLayer = (options: FileIngressOptions) =>
   Layer.succeed(FileIngress, makeFileIngress(options))

@@ -4,12 +4,11 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { AuditSink } from "@serverfs/telemetry-local"
 import { repoRoot } from "@serverfs/testkit"
-import { FileIngress } from "@serverfs/workspace"
+import { FileIngress, FileIngressDisabledLayer } from "@serverfs/workspace"
 import { ConfigProvider, Effect, Either, Layer } from "effect"
 import { afterAll, beforeAll } from "vitest"
 import { fetchUrl, isPublicAddress } from "../../src/ingress/Fetch.js"
 import {
-  FileIngressDisabledLayer,
   type FileIngressOptions,
   fileIngressLayer,
   makeFileIngress

@@ -7,7 +7,7 @@ export const listWorkdirs = (workdirs: ReadonlyArray<Workdir>): ListWorkdirsOutp
     alias: w.alias,
     description: w.description,
     access: w.readOnly ? "read-only" : "read-write",
-    binary_transfer: false,
+    binary_transfer: w.binaryTransferEnabled,
     agent_mode: w.agentMode,
     agent_runtimes: [...w.agentRuntimes]
   }))

@@ -8,31 +8,20 @@ import {
   type EditTextFileInput,
   type EditTextFileOutput,
   FileChangedDuringRead,
-  MetadataPreservationFailed,
-  MultipleHardlinksNotSupported,
   type MutationError,
-  RevisionConflict,
   TooManyEdits,
   UnsupportedTextEncoding,
   WriteTooLarge
 } from "@serverfs/domain"
 import type { ResolvedPath } from "@serverfs/policy"
-import { fstat, fsync, O, renameat } from "@serverfs/posix"
+import { fstat } from "@serverfs/posix"
 import { Effect } from "effect"
-import { openRegularFile } from "../RegularFile.js"
 import { revisionOf } from "../Revision.js"
 import { createTextFile } from "./createTextFile.js"
 import { applyEdit, type EditOutcome, type PlannedEdit } from "./EditPlan.js"
-import { copyMetadata } from "./Metadata.js"
-import {
-  authorize,
-  checkNamedRevision,
-  type MutationContext,
-  openMutationParent,
-  syncDirectory
-} from "./MutationContext.js"
-import { toMutationError, withMutationMapping } from "./MutationOsError.js"
-import { createTempFile, writeAll } from "./TempFile.js"
+import { authorize, type MutationContext } from "./MutationContext.js"
+import { toMutationError } from "./MutationOsError.js"
+import { openReplaceTarget, replaceFile } from "./Publication.js"
 import { isStorableText, UTF8_BOM, utf8Length } from "./TextContent.js"
 
 /** Read the whole file through its fd (the size was checked against the write limit first). */
@@ -80,10 +69,9 @@ const applyEditsYielding = (
 /**
  * The edit transaction (tool-contracts §2.8, from "File checks" on): open the regular file,
  * compare its revision (`expectedRevision`; `undefined` takes the one found, for a whole-file
- * replacement), refuse hard links and oversized files, read, validate, rewrite in memory and
- * publish by replacing the file atomically: temp → write → owner, mode, xattrs from the
- * original → fsync → the revision checked again at the last moment → renameat → new revision
- * → fsync(dir). CRLF, a missing final newline and every untouched byte are kept; a BOM is hidden
+ * replacement), refuse hard links and oversized files (openReplaceTarget), read, validate,
+ * rewrite in memory and publish by replacing the file atomically (replaceFile: metadata kept,
+ * revision checked again at the last moment). CRLF, a missing final newline and every untouched byte are kept; a BOM is hidden
  * from matching and written back.
  */
 const rewriteTextFile = (
@@ -98,12 +86,8 @@ const rewriteTextFile = (
     resolved.workdir,
     Effect.scoped(
       Effect.gen(function* () {
-        const parent = yield* openMutationParent(context, resolved, at)
-        const original = yield* withMutationMapping(openRegularFile(parent.fd, parent.name, O.RDONLY, at), at)
-        const revisionBefore = revisionOf(original.stat)
-        const expected = expectedRevision ?? revisionBefore
-        if (revisionBefore !== expected) return yield* new RevisionConflict(at)
-        if (original.stat.nlink > 1) return yield* new MultipleHardlinksNotSupported(at)
+        const target = yield* openReplaceTarget(context, resolved, at, expectedRevision)
+        const { original, revisionBefore } = target
         if (original.stat.size > maxBytes) return yield* new WriteTooLarge({ ...at, maxBytes })
         const bytes = yield* Effect.try({
           try: () => readWhole(original.fd, original.stat.size),
@@ -128,25 +112,7 @@ const rewriteTextFile = (
         if (outcome._tag === "tooLarge") return yield* new WriteTooLarge({ ...at, maxBytes })
         const result = hasBom ? Buffer.concat([UTF8_BOM, outcome.bytes]) : outcome.bytes
 
-        // Created private (0600); the original's mode is applied by copyMetadata.
-        const temp = yield* createTempFile(parent.fd, 0o600, at)
-        yield* Effect.try({ try: () => writeAll(temp.fd, result), catch: (e) => toMutationError(e, at) })
-        yield* Effect.try({
-          try: () => copyMetadata(original, temp.fd),
-          catch: () => new MetadataPreservationFailed(at)
-        })
-        yield* Effect.try({ try: () => fsync(temp.fd), catch: (e) => toMutationError(e, at) })
-        // Last-moment check: the name must still hold the revision that was read.
-        yield* checkNamedRevision(parent, expected, at)
-        yield* Effect.try({
-          try: () => renameat(parent.fd, temp.name, parent.fd, parent.name),
-          catch: (e) => toMutationError(e, at)
-        })
-        temp.settled = true
-        const revision = revisionOf(
-          yield* Effect.try({ try: () => fstat(temp.fd), catch: (e) => toMutationError(e, at) })
-        )
-        yield* syncDirectory(context, parent.fd)
+        const revision = yield* replaceFile(context, target, result, at)
         return { bytesBefore: bytes.length, bytesAfter: result.length, revisionBefore, revision }
       })
     )
