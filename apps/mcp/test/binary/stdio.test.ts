@@ -73,7 +73,18 @@ describe("binary transfer over stdio", () => {
   it("both tools are listed with the reference annotations, no openai/fileParams while ingress is off", async () => {
     const { tools } = await mcp.client.listTools()
     const byName = new Map(tools.map((t) => [t.name, t]))
-    expect(tools.length).toBe(13)
+    // The eleven read and mutation tools, server_info and the two binary tools.
+    expect(tools.length).toBe(14)
+    const info = await mcp.client.callTool({ name: "server_info", arguments: {} })
+    expect(
+      (info.structuredContent as { catalog: { counts: Record<string, number> } }).catalog.counts
+    ).toEqual({
+      read: 6,
+      mutation: 5,
+      binary: 2,
+      agent: 0,
+      server: 1
+    })
     expect(byName.get("download_binary_file")?.annotations).toEqual({
       readOnlyHint: true,
       openWorldHint: false
@@ -165,7 +176,7 @@ describe("binary transfer over stdio", () => {
     const other = await startMcp({ WORKDIR_01_ALIAS: "plain", WORKDIR_01_PATH: plainDir })
     try {
       const { tools } = await other.client.listTools()
-      expect(tools.length).toBe(11)
+      expect(tools.length).toBe(12)
       expect(tools.map((t) => t.name)).not.toContain("download_binary_file")
     } finally {
       await other.close()
