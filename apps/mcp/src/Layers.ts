@@ -3,6 +3,7 @@ import { BridgeClient } from "@serverfs/rpc"
 import { AuditLog, JsonLoggerLive } from "@serverfs/telemetry-local"
 import {
   BinaryTransfer,
+  type FileIngress,
   FileIngressDisabledLayer,
   LeaseManager,
   Mutations,
@@ -49,15 +50,22 @@ const FileIngressFromConfiguration = Layer.unwrapEffect(
   )
 )
 
-export const McpServerLayer = McpServer.Default.pipe(
-  Layer.provideMerge(BridgeClientFromConfiguration),
-  Layer.provideMerge(BinaryTransfer.Default),
-  Layer.provideMerge(FileIngressFromConfiguration),
-  Layer.provideMerge(Layer.merge(ReadChannels.Default, Mutations.Default)),
-  Layer.provideMerge(LeaseManager.Default),
-  Layer.provideMerge(WorkdirRoots.Default),
-  Layer.provideMerge(WorkdirRegistry.Default),
-  Layer.provideMerge(AuditLogFromConfiguration),
-  Layer.provideMerge(Configuration.Default),
-  Layer.provideMerge(JsonLoggerLive)
-)
+/**
+ * The service graph with a given file ingress: production passes the configured one; a test
+ * passes one with its loopback allowance (which no configuration can set).
+ */
+export const mcpServerLayerWith = (fileIngress: Layer.Layer<FileIngress, never, Configuration>) =>
+  McpServer.Default.pipe(
+    Layer.provideMerge(BridgeClientFromConfiguration),
+    Layer.provideMerge(BinaryTransfer.Default),
+    Layer.provideMerge(fileIngress),
+    Layer.provideMerge(Layer.merge(ReadChannels.Default, Mutations.Default)),
+    Layer.provideMerge(LeaseManager.Default),
+    Layer.provideMerge(WorkdirRoots.Default),
+    Layer.provideMerge(WorkdirRegistry.Default),
+    Layer.provideMerge(AuditLogFromConfiguration),
+    Layer.provideMerge(Configuration.Default),
+    Layer.provideMerge(JsonLoggerLive)
+  )
+
+export const McpServerLayer = mcpServerLayerWith(FileIngressFromConfiguration)
