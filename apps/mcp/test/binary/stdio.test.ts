@@ -172,12 +172,19 @@ describe("binary transfer over stdio", () => {
     expect(fs.existsSync(path.join(tree.root, "x.bin"))).toBe(false)
   })
 
-  it("without any binary workdir the two tools are not registered", async () => {
+  it("without any binary workdir the two tools are not registered, and the catalog marker differs", async () => {
     const other = await startMcp({ WORKDIR_01_ALIAS: "plain", WORKDIR_01_PATH: plainDir })
     try {
       const { tools } = await other.client.listTools()
       expect(tools.length).toBe(12)
       expect(tools.map((t) => t.name)).not.toContain("download_binary_file")
+      const markerOf = async (client: typeof other.client) =>
+        (
+          (await client.callTool({ name: "server_info", arguments: {} })).structuredContent as {
+            catalog: { marker: string }
+          }
+        ).catalog.marker
+      expect(await markerOf(other.client)).not.toBe(await markerOf(mcp.client))
     } finally {
       await other.close()
     }
