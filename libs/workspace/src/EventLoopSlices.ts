@@ -18,7 +18,7 @@ export const yieldToEventLoop: Effect.Effect<void> = Effect.async<void>((resume)
  * costs from well under a microsecond to tens of them depending on the rules and the machine's
  * load. The clock is read every CHECK_EVERY elements.
  */
-const SLICE_MS = 8
+export const SLICE_MS = 8
 const CHECK_EVERY = 128
 /** Runs sorted natively before merging: small enough to stay within a slice on a slow machine. */
 const RUN = 1024

@@ -38,6 +38,15 @@ export interface ListingRequest {
  */
 const LARGE_DIRECTORY_BYTES = 64 * 1024
 
+/** Whether a held directory is large enough to be read on the thread pool (see above). */
+export const isLargeDirectory = (fd: number): boolean => {
+  try {
+    return fstat(fd).size > LARGE_DIRECTORY_BYTES
+  } catch {
+    return false // the inline read reports whatever is wrong
+  }
+}
+
 interface Visiting<T> {
   readonly frame: Frame<T>
   readonly listing: ReaddirResult
@@ -156,11 +165,7 @@ export class TreeWalk<T = undefined> {
   }
 
   private isLarge(fd: number): boolean {
-    try {
-      return fstat(fd).size > LARGE_DIRECTORY_BYTES
-    } catch {
-      return false // the inline read reports whatever is wrong
-    }
+    return isLargeDirectory(fd)
   }
 
   private failed(frame: Frame<T>, error: unknown): void {

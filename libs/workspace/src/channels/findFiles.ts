@@ -9,7 +9,7 @@ import { O, readdirAsync } from "@serverfs/posix"
 import { Effect, Either } from "effect"
 import { type ChannelContext, resolve } from "../ChannelContext.js"
 import { openDirectory } from "../DescriptorWalk.js"
-import { sortInSlices, yieldToEventLoop } from "../EventLoopSlices.js"
+import { SLICE_MS, sortInSlices, yieldToEventLoop } from "../EventLoopSlices.js"
 import { toWalkError } from "../OsError.js"
 import { orderOf, TreeWalk, type WalkVisitor } from "../TreeWalk.js"
 
@@ -94,6 +94,9 @@ export const findFiles = (
         }
       }
       const walkError = (e: unknown) => (e instanceof ResourceExhausted ? e : toWalkError(e, at))
+      // Yield once a slice of SLICE_MS has been used, not after every step: a macrotask per 512
+      // entries made an ordinary 24,000-file walk about a fifth slower.
+      let sliceStarted = performance.now()
       while (!walk.done) {
         const request = yield* Effect.try({
           try: () => walk.step(visitor, ENTRIES_PER_STEP),
@@ -118,7 +121,10 @@ export const findFiles = (
             walk.listed(listed.right, order)
           }
         }
-        if (!walk.done) yield* yieldToEventLoop
+        if (!walk.done && performance.now() - sliceStarted >= SLICE_MS) {
+          yield* yieldToEventLoop
+          sliceStarted = performance.now()
+        }
       }
       return { matches, returned: matches.length, truncated: full || walk.capped }
     })

@@ -1,5 +1,5 @@
 import type { EntryInfo, ListDirectoryInput, ListDirectoryOutput, ReadError } from "@serverfs/domain"
-import { AT, fstatat, O, readdirAsync } from "@serverfs/posix"
+import { AT, fstatat, O, readdir, readdirAsync } from "@serverfs/posix"
 import { Effect } from "effect"
 import { type ChannelContext, resolve } from "../ChannelContext.js"
 import { compareCodePoints } from "../CodePointOrder.js"
@@ -7,6 +7,7 @@ import { openDirectory } from "../DescriptorWalk.js"
 import { filterInSlices, sortInSlices } from "../EventLoopSlices.js"
 import { entryTypeOfMode, timestampOf } from "../FileKind.js"
 import { toWalkError } from "../OsError.js"
+import { isLargeDirectory } from "../TreeWalk.js"
 
 /** lstat each name below the held directory; a name that vanished since the scan is skipped. */
 const describeEntries = (fd: number, relative: string, names: ReadonlyArray<string>): EntryInfo[] => {
@@ -50,10 +51,10 @@ export const listDirectory = (
       const limit = Math.min(input.limit, context.settings.maxListEntries)
       const root = context.rootOf(resolved.workdir)
       const fd = yield* openDirectory(root, resolved.components, O.PATH, at)
-      const listing = yield* Effect.tryPromise({
-        try: () => readdirAsync(fd),
-        catch: (e) => toWalkError(e, at)
-      })
+      // A large directory is read on the thread pool; a small one inline, which is cheaper.
+      const listing = isLargeDirectory(fd)
+        ? yield* Effect.tryPromise({ try: () => readdirAsync(fd), catch: (e) => toWalkError(e, at) })
+        : yield* Effect.try({ try: () => readdir(fd), catch: (e) => toWalkError(e, at) })
       const policy = resolved.workdir.policy
       const allowed = yield* filterInSlices(
         listing.names,
