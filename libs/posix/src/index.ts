@@ -14,6 +14,15 @@ export { isPosixError, isWouldBlock } from "./errors.js"
 export { fchmod, fchown, fsync } from "./fd.js"
 export { flock } from "./flock.js"
 export { close, hasOpenat2, openat, openat2 } from "./open.js"
+export {
+  openPrivateDirectory,
+  openPrivateDirectorySync,
+  type PrivateDirectory,
+  PrivateDirectoryError,
+  type PrivateDirectoryOptions,
+  type PrivateDirectoryProblem,
+  preparePrivateDirectory
+} from "./PrivateDirectory.js"
 export { peerCred } from "./peerCred.js"
 export { readdir, readdirAsync } from "./readdir.js"
 export { fstat, fstatat } from "./stat.js"

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { AgentResultStorageError, InvalidResultLimit, InvalidResultOffset, sha256Hex } from "@serverfs/domain"
+import { close, openPrivateDirectorySync, PrivateDirectoryError } from "@serverfs/posix"
 import { Context, Effect, Layer } from "effect"
 import { isTaskId } from "./TaskRecord.js"
 import { completeCharactersEnd, decodeUtf8, isContinuationByte, utf8Bytes } from "./Utf8.js"
@@ -108,26 +109,24 @@ const isPrivate = (st: fs.Stats, mode: number): boolean =>
   st.uid === currentUid() && (st.mode & 0o777) === mode
 
 /**
- * The results directory, checked on every operation: a real directory, ours, 0700. With
- * `create`, a missing one is made (0700 whatever the umask).
+ * The results directory, checked on every operation by the one private-directory check: a real
+ * directory, ours, exactly 0700 — refused, never repaired, otherwise. With `create`, a missing
+ * one is made (0700 whatever the umask); without, a missing one is `undefined`.
  */
 const resultsDirectory = (stateDir: string, create: boolean): string | undefined => {
   const dir = path.join(stateDir, RESULTS_DIRECTORY)
-  let st: fs.Stats
-  try {
-    st = fs.lstatSync(dir)
-  } catch (error) {
-    if (errnoOf(error) !== "ENOENT") throw storageError("the result spool cannot be inspected")
-    if (!create) return undefined
-    try {
-      fs.mkdirSync(dir, { mode: 0o700 })
-      fs.chmodSync(dir, 0o700)
-      st = fs.lstatSync(dir)
-    } catch {
-      throw storageError("the result spool cannot be created")
-    }
+  const checked = openPrivateDirectorySync(dir, { mode: 0o700, existing: "exact", create })
+  if (checked instanceof PrivateDirectoryError) {
+    if (checked.problem === "missing") return undefined
+    throw storageError(
+      checked.problem === "cannot-create"
+        ? "the result spool cannot be created"
+        : checked.problem === "cannot-inspect"
+          ? "the result spool cannot be inspected"
+          : "the result spool directory is unsafe"
+    )
   }
-  if (!st.isDirectory() || !isPrivate(st, 0o700)) throw storageError("the result spool directory is unsafe")
+  close(checked.fd)
   return dir
 }
 

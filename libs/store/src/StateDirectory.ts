@@ -1,6 +1,7 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { StateDirectoryUnsafe } from "@serverfs/domain"
+import { type PrivateDirectoryProblem, preparePrivateDirectory } from "@serverfs/posix"
 import { Effect } from "effect"
 
 /**
@@ -33,32 +34,31 @@ const lstatOrUndefined = (target: string): fs.Stats | undefined => {
 
 const currentUid = (): number => process.getuid?.() ?? -1
 
-const checkDirectory = (stateDir: string): void => {
-  let before = lstatOrUndefined(stateDir)
-  let created = false
-  if (before === undefined) {
-    fs.mkdirSync(stateDir, { recursive: true, mode: 0o700 })
-    created = true
-    before = fs.lstatSync(stateDir)
-  }
-  if (before.isSymbolicLink()) throw unsafe("the state directory is a symbolic link")
-  if (!before.isDirectory()) throw unsafe("the state directory is not a directory")
-  if (before.uid !== currentUid()) throw unsafe("the state directory is not owned by this user")
-  // Re-check through a descriptor opened without following links, so the directory we judged
-  // is the one we chmod (and, for a new one, the mode is 0700 whatever the umask).
-  const fd = fs.openSync(stateDir, fs.constants.O_RDONLY | fs.constants.O_DIRECTORY | fs.constants.O_NOFOLLOW)
-  try {
-    const held = fs.fstatSync(fd)
-    if (held.dev !== before.dev || held.ino !== before.ino)
-      throw unsafe("the state directory changed while opened")
-    if (created) fs.fchmodSync(fd, 0o700)
-    // Permission bits only: group and others get nothing, the owner gets rwx.
-    const mode = created ? 0o700 : held.mode & 0o777
-    if (mode !== 0o700) throw unsafe("the state directory must have mode 0700")
-  } finally {
-    fs.closeSync(fd)
-  }
+/** The private-directory refusals, in this directory's words (tests and operators rely on them). */
+const STATE_PHRASES: Readonly<Record<PrivateDirectoryProblem, string>> = {
+  "not-absolute": "the state directory must be an absolute path",
+  missing: "the state directory does not exist",
+  symlink: "the state directory is a symbolic link",
+  "not-a-directory": "the state directory is not a directory",
+  "foreign-owner": "the state directory is not owned by this user",
+  "writable-by-others": "the state directory must have mode 0700",
+  "wrong-mode": "the state directory must have mode 0700",
+  changed: "the state directory changed while opened",
+  "cannot-create": "the state directory cannot be prepared",
+  "cannot-inspect": "the state directory cannot be prepared",
+  "cannot-set-mode": "the state directory cannot be prepared",
+  "cannot-set-group": "the state directory cannot be prepared"
 }
+
+/**
+ * A real directory of ours with mode exactly 0700 (created 0700, with its parents, whatever the
+ * umask); an existing one with any other mode is refused, never repaired.
+ */
+const checkDirectory = (stateDir: string): Effect.Effect<void, StateDirectoryUnsafe> =>
+  preparePrivateDirectory(stateDir, { mode: 0o700, existing: "exact", parents: true }).pipe(
+    Effect.asVoid,
+    Effect.mapError((refused) => unsafe(STATE_PHRASES[refused.problem]))
+  )
 
 /** A database file that exists must be a regular file of ours; it is then forced to 0600. */
 const forcePrivateFile = (file: string): void => {
@@ -74,46 +74,53 @@ const databaseFiles = (paths: StatePaths): ReadonlyArray<string> => [
   ...DATABASE_COMPANIONS.map((suffix) => `${paths.database}${suffix}`)
 ]
 
+/** An I/O failure (errno) is this directory's refusal; anything else is a defect, not relabelled. */
 const guard = <A>(what: string, f: () => A): Effect.Effect<A, StateDirectoryUnsafe> =>
-  Effect.try({
-    try: f,
-    catch: (error) => (error instanceof StateDirectoryUnsafe ? error : unsafe(`the state directory ${what}`))
+  Effect.suspend(() => {
+    try {
+      return Effect.succeed(f())
+    } catch (error) {
+      if (error instanceof StateDirectoryUnsafe) return Effect.fail(error)
+      if (isErrnoException(error)) return Effect.fail(unsafe(`the state directory ${what}`))
+      return Effect.die(error)
+    }
   })
+
+const isErrnoException = (error: unknown): error is NodeJS.ErrnoException =>
+  error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string"
 
 /**
  * Checks (or creates) the state directory and nothing else: the bridge takes its instance lock
  * inside it before anything reads or writes the state.
  */
 export const checkStateDirectory = (stateDir: string): Effect.Effect<void, StateDirectoryUnsafe> =>
-  guard("cannot be prepared", () => {
-    if (!path.isAbsolute(stateDir)) throw unsafe("the state directory must be an absolute path")
-    checkDirectory(stateDir)
-  })
+  checkDirectory(stateDir)
 
 /**
  * Checks (or creates) the state directory and pre-creates the database 0600, so SQLite — which
  * gives -wal and -shm the database's own mode — never makes a world-readable file.
  */
 export const prepareStateDirectory = (stateDir: string): Effect.Effect<StatePaths, StateDirectoryUnsafe> =>
-  guard("cannot be prepared", () => {
-    if (!path.isAbsolute(stateDir)) throw unsafe("the state directory must be an absolute path")
-    const paths: StatePaths = { stateDir, database: path.join(stateDir, DATABASE_FILE) }
-    checkDirectory(stateDir)
-    if (lstatOrUndefined(paths.database) === undefined) {
-      const fd = fs.openSync(
-        paths.database,
-        fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW,
-        0o600
-      )
-      try {
-        fs.fchmodSync(fd, 0o600)
-      } finally {
-        fs.closeSync(fd)
+  Effect.zipRight(
+    checkDirectory(stateDir),
+    guard("cannot be prepared", () => {
+      const paths: StatePaths = { stateDir, database: path.join(stateDir, DATABASE_FILE) }
+      if (lstatOrUndefined(paths.database) === undefined) {
+        const fd = fs.openSync(
+          paths.database,
+          fs.constants.O_WRONLY | fs.constants.O_CREAT | fs.constants.O_EXCL | fs.constants.O_NOFOLLOW,
+          0o600
+        )
+        try {
+          fs.fchmodSync(fd, 0o600)
+        } finally {
+          fs.closeSync(fd)
+        }
       }
-    }
-    for (const file of databaseFiles(paths)) forcePrivateFile(file)
-    return paths
-  })
+      for (const file of databaseFiles(paths)) forcePrivateFile(file)
+      return paths
+    })
+  )
 
 /**
  * Forces 0600 on the database, -wal and -shm once SQLite has opened them. Path-based on
