@@ -4,15 +4,11 @@ import * as path from "node:path"
 import { SocketDirectoryUnsafe, SocketPathInUse } from "@serverfs/domain"
 import {
   AT,
-  close,
-  fchmod,
-  fchown,
-  fstat,
   fstatat,
   isPosixError,
   linkat,
-  O,
-  openat,
+  openPrivateDirectory,
+  type PrivateDirectoryProblem,
   RENAME,
   renameat2,
   S,
@@ -67,69 +63,30 @@ const isType = (stat: Stat, type: number): boolean => (stat.mode & S.IFMT) === t
 const unsafe = (message: string) => new SocketDirectoryUnsafe({ message })
 const inUse = (message: string) => new SocketPathInUse({ message })
 
-const socketName = (socketPath: string): string => {
-  if (!path.isAbsolute(socketPath)) throw unsafe("the socket path must be absolute")
+const socketName = (socketPath: string): Effect.Effect<string, SocketDirectoryUnsafe> => {
+  if (!path.isAbsolute(socketPath)) return unsafe("the socket path must be absolute")
   if (path.resolve(socketPath) !== socketPath || socketPath === "/") {
-    throw unsafe("the socket path must be a normalized path naming a file")
+    return unsafe("the socket path must be a normalized path naming a file")
   }
   if (Buffer.byteLength(socketPath, "utf8") > MAX_SOCKET_PATH_BYTES) {
-    throw unsafe(`the socket path is longer than ${MAX_SOCKET_PATH_BYTES} bytes`)
+    return unsafe(`the socket path is longer than ${MAX_SOCKET_PATH_BYTES} bytes`)
   }
-  return path.basename(socketPath)
+  return Effect.succeed(path.basename(socketPath))
 }
 
-const openDirectorySync = (socketPath: string, sharedGid: number | undefined): SocketLocation => {
-  const name = socketName(socketPath)
-  const dir = path.dirname(socketPath)
-  const mode = sharedGid === undefined ? 0o700 : 0o750
-  let created = false
-  try {
-    fs.lstatSync(dir)
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== "ENOENT")
-      throw unsafe("the socket directory cannot be inspected")
-    try {
-      created = fs.mkdirSync(dir, { recursive: true, mode }) !== undefined
-    } catch {
-      throw unsafe("the socket directory cannot be created")
-    }
-  }
-  let dirFd: number
-  try {
-    dirFd = openat(AT.FDCWD, dir, O.RDONLY | O.DIRECTORY | O.NOFOLLOW)
-  } catch (error) {
-    const code = codeOf(error)
-    throw unsafe(
-      code === "ENOTDIR" || code === "ELOOP"
-        ? "the socket directory is not a real directory"
-        : "the socket directory cannot be opened"
-    )
-  }
-  try {
-    const before = fstat(dirFd)
-    if (!isType(before, S.IFDIR)) throw unsafe("the socket directory is not a real directory")
-    if (before.uid !== euid()) throw unsafe("the socket directory is not owned by the bridge user")
-    // A group- or world-writable directory is refused, never repaired. Otherwise the bridge's own
-    // directory gets the mode of the configured sharing (0700, or 0750 so the peer group can
-    // reach the socket): switching to shared mode must not leave the peer locked out, and
-    // switching back must not leave the directory open to the group.
-    if (!created && (before.mode & 0o022) !== 0)
-      throw unsafe("the socket directory is group- or world-writable")
-    if ((before.mode & 0o777) !== mode) fchmod(dirFd, mode)
-    if (sharedGid !== undefined) {
-      try {
-        fchown(dirFd, -1, sharedGid)
-      } catch {
-        throw unsafe("the socket directory's group cannot be set to the shared group")
-      }
-    }
-    const after = fstat(dirFd)
-    if ((after.mode & 0o022) !== 0) throw unsafe("the socket directory is group- or world-writable")
-    return { dirFd, name }
-  } catch (error) {
-    close(dirFd)
-    throw error instanceof SocketDirectoryUnsafe ? error : unsafe("the socket directory cannot be checked")
-  }
+const SOCKET_DIRECTORY_PHRASES: Readonly<Record<PrivateDirectoryProblem, string>> = {
+  "not-absolute": "the socket path must be absolute",
+  missing: "the socket directory cannot be created",
+  symlink: "the socket directory is not a real directory",
+  "not-a-directory": "the socket directory is not a real directory",
+  changed: "the socket directory is not a real directory",
+  "foreign-owner": "the socket directory is not owned by the bridge user",
+  "writable-by-others": "the socket directory is group- or world-writable",
+  "wrong-mode": "the socket directory cannot be checked",
+  "cannot-create": "the socket directory cannot be created",
+  "cannot-inspect": "the socket directory cannot be opened",
+  "cannot-set-mode": "the socket directory cannot be checked",
+  "cannot-set-group": "the socket directory's group cannot be set to the shared group"
 }
 
 /** The checked socket directory, held open for the scope. */
@@ -137,14 +94,20 @@ export const openSocketDirectory = (
   socketPath: string,
   sharedGid: number | undefined
 ): Effect.Effect<SocketLocation, SocketDirectoryUnsafe, Scope.Scope> =>
-  Effect.acquireRelease(
-    Effect.try({
-      try: () => openDirectorySync(socketPath, sharedGid),
-      catch: (error) =>
-        error instanceof SocketDirectoryUnsafe ? error : unsafe("the socket directory cannot be prepared")
-    }),
-    (location) => Effect.sync(() => close(location.dirFd))
-  )
+  Effect.gen(function* () {
+    const name = yield* socketName(socketPath)
+    // The group- or world-writable directory is refused, never repaired; the bridge's own
+    // directory is otherwise brought to the mode of the configured sharing (0700, or 0750 so the
+    // peer group can reach the socket): switching to shared mode must not leave the peer locked
+    // out, and switching back must not leave the directory open to the group.
+    const directory = yield* openPrivateDirectory(path.dirname(socketPath), {
+      mode: sharedGid === undefined ? 0o700 : 0o750,
+      existing: "conform",
+      group: sharedGid,
+      parents: true
+    }).pipe(Effect.mapError((refused) => unsafe(SOCKET_DIRECTORY_PHRASES[refused.problem])))
+    return { dirFd: directory.fd, name }
+  })
 
 /** The existing socket at the name, undefined if there is none; anything else is refused. */
 const inspectExisting = (location: SocketLocation): Stat | undefined => {
