@@ -1,11 +1,18 @@
 import * as path from "node:path"
 import { LockPathUnsafe, StateDirectoryUnsafe } from "@serverfs/domain"
 import { Configuration } from "@serverfs/policy"
-import { AT, close, flock, fstat, isWouldBlock, LOCK, O, openat, S } from "@serverfs/posix"
+import { AT, close } from "@serverfs/posix"
 import { checkStateDirectory } from "@serverfs/store"
+import {
+  type LockFileProblem,
+  LockFileRefused,
+  lockExclusiveSync,
+  lockModes,
+  openLockFileSync,
+  prepareLockDirectory
+} from "@serverfs/workspace"
 import { Effect, Layer, Option } from "effect"
 import { BridgeSettingsTag } from "./BridgeSettingsTag.js"
-import { prepareLockDirectory } from "./leases/LockDirectory.js"
 
 /**
  * One bridge per state directory and per lock directory (issue 14). Without it a second bridge
@@ -30,10 +37,21 @@ interface Held {
   readonly ino: bigint
 }
 
+const INSTANCE_LOCK_PHRASES: Readonly<Record<LockFileProblem, string>> = {
+  "cannot-open": "cannot be opened",
+  "not-a-regular-file": "is not a private regular file",
+  "hard-linked": "is not a private regular file",
+  "foreign-owner": "is not a private regular file",
+  "cannot-set-mode": "is not a private regular file",
+  busy: "",
+  "cannot-lock": "cannot be taken"
+}
+
 /**
- * Open (creating 0600) and lock `<dir>/bridge.lock`. `already` is the lock this process holds
- * in the other directory: when both settings name one directory it is the same file, and a
- * second flock on a new descriptor would conflict with our own.
+ * Open (creating 0600) and lock `<dir>/bridge.lock`, through the one lock-file open of the
+ * lease. `already` is the lock this process holds in the other directory: when both settings
+ * name one directory it is the same file, and a second flock on a new descriptor would
+ * conflict with our own.
  */
 const lockIn = <E>(
   dir: string,
@@ -42,36 +60,25 @@ const lockIn = <E>(
   error: (message: string) => E
 ): Effect.Effect<Option.Option<Held>, E> =>
   Effect.suspend(() => {
-    let fd: number
-    try {
-      fd = openat(
-        AT.FDCWD,
-        path.join(dir, INSTANCE_LOCK_FILE),
-        O.RDWR | O.CREAT | O.NOFOLLOW | O.NONBLOCK,
-        0o600
+    const refusal = (refused: LockFileRefused) =>
+      Effect.fail(
+        error(
+          refused.problem === "busy"
+            ? `another serverfs-bridge is running on this ${what}`
+            : `the ${what}'s instance lock ${INSTANCE_LOCK_PHRASES[refused.problem]}`
+        )
       )
-    } catch {
-      return Effect.fail(error(`the ${what}'s instance lock cannot be opened`))
+    const opened = openLockFileSync(AT.FDCWD, path.join(dir, INSTANCE_LOCK_FILE), { create: { mode: 0o600 } })
+    if (opened instanceof LockFileRefused) return refusal(opened)
+    const { fd, stat } = opened
+    if (Option.isSome(already) && already.value.dev === stat.dev && already.value.ino === stat.ino) {
+      close(fd)
+      return Effect.succeedNone
     }
-    let problem: string
-    try {
-      const st = fstat(fd)
-      if ((st.mode & S.IFMT) !== S.IFREG || st.nlink !== 1 || st.uid !== process.getuid?.()) {
-        problem = `the ${what}'s instance lock is not a private regular file`
-      } else if (Option.isSome(already) && already.value.dev === st.dev && already.value.ino === st.ino) {
-        close(fd)
-        return Effect.succeedNone
-      } else {
-        flock(fd, LOCK.EX | LOCK.NB)
-        return Effect.succeedSome({ fd, dev: st.dev, ino: st.ino })
-      }
-    } catch (e) {
-      problem = isWouldBlock(e)
-        ? `another serverfs-bridge is running on this ${what}`
-        : `the ${what}'s instance lock cannot be taken`
-    }
+    const notLocked = lockExclusiveSync(fd)
+    if (notLocked === undefined) return Effect.succeedSome({ fd, dev: stat.dev, ino: stat.ino })
     close(fd)
-    return Effect.fail(error(problem))
+    return refusal(notLocked)
   })
 
 const release = (held: Option.Option<Held>) => Effect.sync(() => Option.map(held, ({ fd }) => close(fd)))
@@ -95,7 +102,7 @@ export const InstanceLockLive: Layer.Layer<
       ),
       release
     )
-    yield* prepareLockDirectory(global.agentLockDir, settings)
+    yield* prepareLockDirectory(global.agentLockDir, lockModes(settings.peerGid))
     yield* Effect.acquireRelease(
       lockIn(global.agentLockDir, "lock directory", state, (message) => new LockPathUnsafe({ message })),
       release

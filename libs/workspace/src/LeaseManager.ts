@@ -1,16 +1,21 @@
 import { AgentLockUnavailable, WorkdirBusy, WorkdirRecoveryRequired } from "@serverfs/domain"
-import { Configuration, slotId, type Workdir } from "@serverfs/policy"
-import { AT, close, flock, fstat, fstatat, isWouldBlock, LOCK, O, openat } from "@serverfs/posix"
-import { Effect } from "effect"
-import { isRegular } from "./FileKind.js"
-import { codeOf } from "./OsError.js"
+import { Configuration, type Workdir } from "@serverfs/policy"
+import { AT } from "@serverfs/posix"
+import { Effect, Scope } from "effect"
+import { guardName, guardPresence } from "./lease/GuardFile.js"
+import { holdLockFile, lockFileName } from "./lease/LockFile.js"
+
+export { guardName } from "./lease/GuardFile.js"
+export { lockFileName } from "./lease/LockFile.js"
 
 /**
- * The MCP side of the workdir lease shared with the Agent Bridge (bridge-internals §9).
+ * The probe role of the workdir lease shared with the Agent Bridge (bridge-internals §9); the
+ * holder role is `makeLeaseHolder` (lease/LeaseHolder.ts), over the same lock-file open.
  *
  * When the bridge is enabled, every mutation opens the slot's lock file `<lock dir>/NN.lock`
- * O_RDONLY|O_NOFOLLOW — the bridge pre-creates it; this process never creates or modifies lock
- * files — and holds `flock(LOCK_EX|LOCK_NB)` for the mutation:
+ * read-only (lease/LockFile.ts: O_NOFOLLOW, O_NONBLOCK, regular, one link) — the bridge
+ * pre-creates it; this process never creates or modifies lock files — and holds
+ * `flock(LOCK_EX|LOCK_NB)` for the mutation:
  * - held by a bridge writer → WORKDIR_BUSY (this check wins over the guard);
  * - then an active-slot guard `<lock dir>/active/NN` → WORKDIR_RECOVERY_REQUIRED;
  * - a missing or unsafe lock file, or a guard that is not a regular file → AGENT_LOCK_UNAVAILABLE.
@@ -19,48 +24,24 @@ import { codeOf } from "./OsError.js"
  */
 export type LeaseError = WorkdirBusy | WorkdirRecoveryRequired | AgentLockUnavailable
 
-export const lockFileName = (slot: number): string => `${slotId(slot)}.lock`
-export const guardName = (slot: number): string => `active/${slotId(slot)}`
-
 export class LeaseManager extends Effect.Service<LeaseManager>()("@serverfs/workspace/LeaseManager", {
   effect: Effect.gen(function* () {
     const { global } = yield* Configuration
     const lockDir = global.agentLockDir
 
-    const acquire = (workdir: Workdir): Effect.Effect<number, LeaseError> =>
-      Effect.suspend(() => {
-        const unavailable = new AgentLockUnavailable({ workdir: workdir.alias })
-        let fd: number
-        try {
-          fd = openat(
-            AT.FDCWD,
-            `${lockDir}/${lockFileName(workdir.slot)}`,
-            O.RDONLY | O.NOFOLLOW | O.NONBLOCK
+    /** The lease for the scope: the flock'ed lock file, then the guard check. */
+    const acquire = (workdir: Workdir) =>
+      Effect.gen(function* () {
+        yield* holdLockFile(AT.FDCWD, `${lockDir}/${lockFileName(workdir.slot)}`).pipe(
+          Effect.mapError((refused) =>
+            refused.problem === "busy"
+              ? new WorkdirBusy({ workdir: workdir.alias })
+              : new AgentLockUnavailable({ workdir: workdir.alias })
           )
-        } catch {
-          return Effect.fail(unavailable)
-        }
-        try {
-          if (!isRegular(fstat(fd))) throw unavailable
-          try {
-            flock(fd, LOCK.EX | LOCK.NB)
-          } catch (error) {
-            throw isWouldBlock(error) ? new WorkdirBusy({ workdir: workdir.alias }) : unavailable
-          }
-          let guard: ReturnType<typeof fstatat> | undefined
-          try {
-            guard = fstatat(AT.FDCWD, `${lockDir}/${guardName(workdir.slot)}`, AT.SYMLINK_NOFOLLOW)
-          } catch (error) {
-            if (codeOf(error) !== "ENOENT") throw unavailable
-          }
-          if (guard !== undefined) {
-            throw isRegular(guard) ? new WorkdirRecoveryRequired({ workdir: workdir.alias }) : unavailable
-          }
-          return Effect.succeed(fd)
-        } catch (error) {
-          close(fd)
-          return Effect.fail(error as LeaseError)
-        }
+        )
+        const guard = guardPresence(`${lockDir}/${guardName(workdir.slot)}`)
+        if (guard === "guard") return yield* new WorkdirRecoveryRequired({ workdir: workdir.alias })
+        if (guard === "unsafe") return yield* new AgentLockUnavailable({ workdir: workdir.alias })
       })
 
     /** Run `effect` holding the workdir's lease (closing the fd releases the flock). */
@@ -70,9 +51,9 @@ export class LeaseManager extends Effect.Service<LeaseManager>()("@serverfs/work
     ): Effect.Effect<A, E | LeaseError, R> =>
       global.agentBridgeEnabled
         ? Effect.acquireUseRelease(
-            acquire(workdir),
-            () => effect,
-            (fd) => Effect.sync(() => close(fd))
+            Scope.make(),
+            (scope) => Effect.zipRight(Scope.extend(acquire(workdir), scope), effect),
+            (scope, exit) => Scope.close(scope, exit)
           )
         : effect
 

@@ -9,6 +9,36 @@ export * from "./DescriptorWalk.js"
 export * from "./FileIngress.js"
 export * from "./FileKind.js"
 export * from "./LeaseManager.js"
+export {
+  type GuardState,
+  guardPresence,
+  readGuardAt,
+  removeGuardAt,
+  writeGuardAt
+} from "./lease/GuardFile.js"
+export {
+  type HeldLease,
+  type LeaseHolder,
+  type LeaseHolderOptions,
+  makeLeaseHolder
+} from "./lease/LeaseHolder.js"
+export {
+  type LockModes,
+  lockModes,
+  lockPathUnsafe,
+  openLockDirectory,
+  prepareLockDirectory
+} from "./lease/LockDirectory.js"
+export {
+  holdLockFile,
+  type LockFileOptions,
+  type LockFileProblem,
+  LockFileRefused,
+  lockExclusiveSync,
+  type OpenLockFile,
+  openLockFileSync
+} from "./lease/LockFile.js"
+export { MAX_GUARD_BYTES, RecoveryGuard, RecoveryGuardJson } from "./lease/RecoveryGuard.js"
 export * from "./Mutations.js"
 export * from "./mutations/EditPlan.js"
 export * from "./mutations/Metadata.js"
