@@ -37,13 +37,12 @@ interface Held {
   readonly ino: bigint
 }
 
-const INSTANCE_LOCK_PHRASES: Readonly<Record<LockFileProblem, string>> = {
+const INSTANCE_LOCK_PHRASES: Readonly<Record<Exclude<LockFileProblem, "busy">, string>> = {
   "cannot-open": "cannot be opened",
   "not-a-regular-file": "is not a private regular file",
   "hard-linked": "is not a private regular file",
   "foreign-owner": "is not a private regular file",
   "cannot-set-mode": "is not a private regular file",
-  busy: "",
   "cannot-lock": "cannot be taken"
 }
 
