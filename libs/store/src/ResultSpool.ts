@@ -105,6 +105,9 @@ const currentUid = (): number => process.getuid?.() ?? -1
 const errnoOf = (error: unknown): string | undefined =>
   typeof error === "object" && error !== null ? (error as NodeJS.ErrnoException).code : undefined
 
+/** A system error code (EIO, ENOSPC, …), not Node's argument-validation ERR_* codes (bugs). */
+const isErrnoCode = (code: string | undefined): boolean => code !== undefined && /^E[A-Z0-9]+$/.test(code)
+
 const isPrivate = (st: fs.Stats, mode: number): boolean =>
   st.uid === currentUid() && (st.mode & 0o777) === mode
 
@@ -228,11 +231,16 @@ const removeFile = (stateDir: string, taskId: string): boolean => {
   }
 }
 
+/** An I/O failure (errno) is AGENT_RESULT_STORAGE_ERROR; anything else is a defect, not relabelled. */
 const attempt = <A>(f: () => A): Effect.Effect<A, AgentResultStorageError> =>
-  Effect.try({
-    try: f,
-    catch: (error) =>
-      error instanceof AgentResultStorageError ? error : storageError("the result spool failed")
+  Effect.suspend(() => {
+    try {
+      return Effect.succeed(f())
+    } catch (error) {
+      if (error instanceof AgentResultStorageError) return Effect.fail(error)
+      if (isErrnoCode(errnoOf(error))) return Effect.fail(storageError("the result spool failed"))
+      return Effect.die(error)
+    }
   })
 
 const isReadError = (value: ResultChunk | ReadResultError): value is ReadResultError =>

@@ -86,8 +86,9 @@ const guard = <A>(what: string, f: () => A): Effect.Effect<A, StateDirectoryUnsa
     }
   })
 
+/** A system error (EACCES, ENOSPC, …), not one of Node's argument-validation ERR_* codes (bugs). */
 const isErrnoException = (error: unknown): error is NodeJS.ErrnoException =>
-  error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string"
+  error instanceof Error && /^E[A-Z0-9]+$/.test(String((error as NodeJS.ErrnoException).code))
 
 /**
  * Checks (or creates) the state directory and nothing else: the bridge takes its instance lock
