@@ -95,10 +95,11 @@ export interface PrivateDirectory {
 }
 
 const codeOf = (error: unknown): string | undefined => (isPosixError(error) ? error.code : undefined)
-const nodeCodeOf = (error: unknown): string | undefined =>
-  error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string"
-    ? (error as NodeJS.ErrnoException).code
-    : undefined
+/** node:fs's errno code (EACCES, …); not its ERR_* argument-validation codes, which are bugs. */
+const nodeCodeOf = (error: unknown): string | undefined => {
+  const code = error instanceof Error ? (error as NodeJS.ErrnoException).code : undefined
+  return typeof code === "string" && /^E[A-Z0-9]+$/.test(code) ? code : undefined
+}
 const problem = (kind: PrivateDirectoryProblem, errno?: string) =>
   new PrivateDirectoryError(errno === undefined ? { problem: kind } : { problem: kind, errno })
 const euid = (): number => process.geteuid?.() ?? -1

@@ -39,7 +39,8 @@ export class GuardWriteFailed extends Data.TaggedError("GuardWriteFailed")<{ rea
 
 /** An I/O failure of the posix addon or of node:fs (which both carry an errno code). */
 const isErrno = (error: unknown): error is Error & { readonly code: string } =>
-  isPosixError(error) || (error instanceof Error && typeof (error as NodeJS.ErrnoException).code === "string")
+  isPosixError(error) ||
+  (error instanceof Error && /^E[A-Z0-9]+$/.test(String((error as NodeJS.ErrnoException).code)))
 
 const decodeGuard = Schema.decodeUnknownOption(RecoveryGuardJson)
 
