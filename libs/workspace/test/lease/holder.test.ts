@@ -74,6 +74,31 @@ describe("the lock tree at start", () => {
     })
   )
 
+  it.effect("shared mode: 0750/0640 in the peer group; back to private mode: 0700/0600 again", () =>
+    Effect.gen(function* () {
+      const peerGid = isRoot ? 65534 : (process.getgid?.() ?? 0)
+      yield* Effect.scoped(makeLeaseHolder({ lockDir, peerGid }))
+      expect([modeOf(lockDir), fs.lstatSync(lockDir).gid]).toEqual([0o750, peerGid])
+      expect([modeOf(path.join(lockDir, "active")), fs.lstatSync(path.join(lockDir, "active")).gid]).toEqual([
+        0o750,
+        peerGid
+      ])
+      expect([modeOf(lockFile(7)), fs.lstatSync(lockFile(7)).gid]).toEqual([0o640, peerGid])
+      const leases = yield* Effect.scoped(
+        Effect.flatMap(makeLeaseHolder({ lockDir, peerGid }), (shared) =>
+          Effect.as(shared.writeGuard(guard(7)), shared)
+        )
+      )
+      expect(leases.holds(7)).toBe(false)
+      expect([modeOf(guardFile(7)), fs.lstatSync(guardFile(7)).gid]).toEqual([0o640, peerGid])
+      fs.unlinkSync(guardFile(7))
+      yield* Effect.scoped(holder())
+      expect(modeOf(lockDir)).toBe(0o700)
+      expect(modeOf(path.join(lockDir, "active"))).toBe(0o700)
+      expect(modeOf(lockFile(7))).toBe(0o600)
+    })
+  )
+
   it.effect("a symlinked lock directory is refused, nothing is created at its target", () =>
     Effect.gen(function* () {
       const real = path.join(base, "real")
