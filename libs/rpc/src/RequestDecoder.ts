@@ -1,7 +1,12 @@
-import { type BridgeMethod, isBridgeMethod, PROTOCOL_VERSION } from "@serverfs/domain"
+import {
+  BRIDGE_CONTRACT,
+  type BridgeMethod,
+  type DecodedParams,
+  isBridgeMethod,
+  PROTOCOL_VERSION
+} from "@serverfs/domain"
 import { Either, ParseResult, Schema } from "effect"
 import { shownName, shownText } from "./BoundedText.js"
-import { methodSchemas } from "./MethodSchemas.js"
 import { isPlainObject, parseJsonLine } from "./StrictJson.js"
 
 /**
@@ -19,7 +24,7 @@ export type DecodedRequest =
       readonly _tag: "Call"
       readonly requestId: string
       readonly method: BridgeMethod
-      readonly params: unknown
+      readonly params: DecodedParams<BridgeMethod>
     }
   | {
       readonly _tag: "Reject"
@@ -57,6 +62,12 @@ const describeParamsIssue = (method: BridgeMethod, issue: ParseResult.ParseIssue
   if (first._tag === "Missing") return `${prefix}: missing field ${field}`
   return `${prefix}: field ${field}: ${shownText(first.message)}`
 }
+
+/** The params of `method`, decoded strictly by its schema (branded ids included). */
+const decodeParams = <M extends BridgeMethod>(method: M, params: unknown) =>
+  Schema.decodeUnknownEither(BRIDGE_CONTRACT[method].params, { onExcessProperty: "error", errors: "first" })(
+    params
+  )
 
 export const decodeRequest = (line: Uint8Array): DecodedRequest => {
   const parsed = parseJsonLine(line)
@@ -103,10 +114,7 @@ export const decodeRequest = (line: Uint8Array): DecodedRequest => {
     }
   }
 
-  const decoded = Schema.decodeUnknownEither(methodSchemas(method).params, {
-    onExcessProperty: "error",
-    errors: "first"
-  })(request.params)
+  const decoded = decodeParams(method, request.params)
   if (Either.isLeft(decoded)) return invalid(requestId, describeParamsIssue(method, decoded.left.issue))
   return { _tag: "Call", requestId, method, params: decoded.right }
 }

@@ -216,19 +216,22 @@ export const BRIDGE_METHODS = {
 
 type Methods = typeof BRIDGE_METHODS
 export type BridgeMethod = keyof Methods
-export type MethodParams<M extends BridgeMethod> = Schema.Schema.Type<Methods[M]["params"]>
+/** The params as a client writes them: the wire form, plain strings where the server brands. */
+export type MethodParams<M extends BridgeMethod> = Schema.Schema.Encoded<Methods[M]["params"]>
+/** The params as the server's handler receives them, decoded: task and request ids branded. */
+export type DecodedParams<M extends BridgeMethod> = Schema.Schema.Type<Methods[M]["params"]>
 export type MethodResult<M extends BridgeMethod> = Schema.Schema.Type<Methods[M]["result"]>
 /** The frozen errors method `M` may fail with: the union of its error classes. */
 export type MethodError<M extends BridgeMethod> = Schema.Schema.Type<Methods[M]["errors"]>
 
 /**
  * The same table seen through a mapped type, so that indexing it with a generic method `M` gives
- * schemas of `MethodParams<M>` / `MethodResult<M>` / `MethodError<M>` (a correlated access: the
+ * schemas of `DecodedParams<M>` / `MethodResult<M>` / `MethodError<M>` (a correlated access: the
  * server and the client stay generic in the method without a cast).
  */
 export type BridgeContract = {
   readonly [M in BridgeMethod]: {
-    readonly params: Schema.Schema<MethodParams<M>, Schema.Schema.Encoded<Methods[M]["params"]>>
+    readonly params: Schema.Schema<DecodedParams<M>, MethodParams<M>>
     readonly result: Schema.Schema<MethodResult<M>, Schema.Schema.Encoded<Methods[M]["result"]>>
     readonly errors: Schema.Schema<MethodError<M>, Schema.Schema.Encoded<Methods[M]["errors"]>>
   }
