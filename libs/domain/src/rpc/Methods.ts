@@ -8,11 +8,9 @@ import {
   AgentPromptTooLarge,
   AgentProviderDisconnected,
   AgentProviderError,
-  AgentProviderInactive,
   AgentResultNotRetrievable,
   AgentResultStorageError,
   AgentRuntimeNotAllowed,
-  AgentRuntimeNotReady,
   AgentRuntimeUnavailable,
   AgentSessionNotResumable,
   AgentStorageLimitReached,
@@ -21,7 +19,6 @@ import {
   AgentTaskNotActive,
   AgentTaskNotFound,
   AgentTaskTerminal,
-  BridgeSchedulingFailed,
   InvalidApprovalDecision,
   InvalidLimit,
   InvalidQuestionAnswer,
@@ -171,8 +168,7 @@ export const SubmitErrors = Schema.Union(
   LockPathUnsafe,
   AgentStorageLimitReached,
   AgentTaskLimitReached,
-  AgentTaskExists,
-  BridgeSchedulingFailed
+  AgentTaskExists
 )
 export const EventsErrors = Schema.Union(AgentTaskNotFound, InvalidLimit)
 export const ResultReadErrors = Schema.Union(
@@ -195,10 +191,7 @@ export const MessageErrors = Schema.Union(
   AgentTaskTerminal,
   AgentTaskNotActive,
   AgentProviderError,
-  AgentProviderDisconnected,
-  AgentProviderInactive,
-  AgentRuntimeNotReady,
-  AgentRuntimeUnavailable
+  AgentProviderDisconnected
 )
 
 /** Method name → its params, result and error schemas. */
