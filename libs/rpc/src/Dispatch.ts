@@ -78,7 +78,12 @@ const call = <M extends BridgeMethod>(
         const wire = errorToWire(failure.value)
         return Effect.succeed(errorFrame(requestId, wire.code, wire.message))
       }
-      return fault("the handler failed outside the method's contract", exit.cause)
+      return fault(
+        Option.isSome(failure)
+          ? "the handler failed with an error outside the method's contract"
+          : "the handler died (a defect)",
+        exit.cause
+      )
     }
   )
 }
