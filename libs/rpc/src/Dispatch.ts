@@ -2,13 +2,12 @@ import {
   BRIDGE_CONTRACT,
   type BridgeMethod,
   type DecodedParams,
-  errorToWire,
   type MethodError,
   type MethodResult
 } from "@serverfs/domain"
 import { Cause, Effect, Either, Exit, Option, Schema } from "effect"
 import type { DecodedRequest } from "./RequestDecoder.js"
-import { BRIDGE_FAULT_MESSAGE, errorFrame, successFrame } from "./ResponseFrame.js"
+import { bridgeFault, errorFrame, successFrame } from "./ResponseFrame.js"
 import { isPlainObject } from "./StrictJson.js"
 
 /**
@@ -62,7 +61,7 @@ const call = <M extends BridgeMethod>(
   const fault = (reason: string, cause?: Cause.Cause<unknown>) =>
     Effect.as(
       Effect.logError(`rpc ${method}: ${reason}`, ...(cause === undefined ? [] : [cause])),
-      errorFrame(requestId, "BRIDGE_PROTOCOL_ERROR", BRIDGE_FAULT_MESSAGE)
+      errorFrame(requestId, bridgeFault())
     )
   return Effect.flatMap(
     Effect.exit(Effect.suspend(() => handle(method, params))),
@@ -75,8 +74,7 @@ const call = <M extends BridgeMethod>(
       }
       const failure = Cause.failureOption(exit.cause)
       if (Option.isSome(failure) && Schema.is(contract.errors)(failure.value)) {
-        const wire = errorToWire(failure.value)
-        return Effect.succeed(errorFrame(requestId, wire.code, wire.message))
+        return Effect.succeed(errorFrame(requestId, failure.value))
       }
       return fault(
         Option.isSome(failure)
@@ -91,5 +89,5 @@ const call = <M extends BridgeMethod>(
 /** The response frame for one decoded request; a rejected envelope never reaches the handler. */
 export const answer = (handle: RpcHandler, request: DecodedRequest): Effect.Effect<Uint8Array> =>
   request._tag === "Reject"
-    ? Effect.succeed(errorFrame(request.requestId, request.code, request.message))
+    ? Effect.succeed(errorFrame(request.requestId, request.error))
     : call(handle, request.requestId, request.method, request.params)

@@ -2,8 +2,11 @@ import {
   BRIDGE_CONTRACT,
   type BridgeMethod,
   type DecodedParams,
+  InvalidRequest,
   isBridgeMethod,
-  PROTOCOL_VERSION
+  MethodNotFound,
+  PROTOCOL_VERSION,
+  ProtocolVersionUnsupported
 } from "@serverfs/domain"
 import { Either, ParseResult, Schema } from "effect"
 import { shownName, shownText } from "./BoundedText.js"
@@ -29,8 +32,7 @@ export type DecodedRequest =
   | {
       readonly _tag: "Reject"
       readonly requestId: string | null
-      readonly code: "INVALID_REQUEST" | "PROTOCOL_VERSION_UNSUPPORTED" | "METHOD_NOT_FOUND"
-      readonly message: string
+      readonly error: InvalidRequest | ProtocolVersionUnsupported | MethodNotFound
     }
 
 const REQUEST_KEYS = ["protocol_version", "request_id", "method", "params"] as const
@@ -44,8 +46,7 @@ const PARSE_PROBLEMS = {
 const invalid = (requestId: string | null, message: string): DecodedRequest => ({
   _tag: "Reject",
   requestId,
-  code: "INVALID_REQUEST",
-  message
+  error: new InvalidRequest({ message })
 })
 
 const describePath = (path: ReadonlyArray<PropertyKey>): string =>
@@ -94,8 +95,9 @@ export const decodeRequest = (line: Uint8Array): DecodedRequest => {
     return {
       _tag: "Reject",
       requestId,
-      code: "PROTOCOL_VERSION_UNSUPPORTED",
-      message: `protocol_version ${version} is not supported (expected ${PROTOCOL_VERSION})`
+      error: new ProtocolVersionUnsupported({
+        message: `protocol_version ${version} is not supported (expected ${PROTOCOL_VERSION})`
+      })
     }
   }
   if (requestId === null) return invalid(null, "request_id must be a non-empty string")
@@ -109,8 +111,7 @@ export const decodeRequest = (line: Uint8Array): DecodedRequest => {
     return {
       _tag: "Reject",
       requestId,
-      code: "METHOD_NOT_FOUND",
-      message: `unknown bridge method: ${shownName(method)}`
+      error: new MethodNotFound({ message: `unknown bridge method: ${shownName(method)}` })
     }
   }
 
