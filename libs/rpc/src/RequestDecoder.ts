@@ -6,7 +6,9 @@ import {
   isBridgeMethod,
   MethodNotFound,
   PROTOCOL_VERSION,
-  ProtocolVersionUnsupported
+  ProtocolVersionUnsupported,
+  type RpcRequestId,
+  rpcRequestId
 } from "@serverfs/domain"
 import { Either, ParseResult, Schema } from "effect"
 import { shownName, shownText } from "./BoundedText.js"
@@ -25,13 +27,13 @@ import { isPlainObject, parseJsonLine } from "./StrictJson.js"
 export type DecodedRequest =
   | {
       readonly _tag: "Call"
-      readonly requestId: string
+      readonly requestId: RpcRequestId
       readonly method: BridgeMethod
       readonly params: DecodedParams<BridgeMethod>
     }
   | {
       readonly _tag: "Reject"
-      readonly requestId: string | null
+      readonly requestId: RpcRequestId | null
       readonly error: InvalidRequest | ProtocolVersionUnsupported | MethodNotFound
     }
 
@@ -43,7 +45,7 @@ const PARSE_PROBLEMS = {
   "non-finite number": "request contains a non-finite number (NaN and Infinity are not JSON)"
 } as const
 
-const invalid = (requestId: string | null, message: string): DecodedRequest => ({
+const invalid = (requestId: RpcRequestId | null, message: string): DecodedRequest => ({
   _tag: "Reject",
   requestId,
   error: new InvalidRequest({ message })
@@ -77,7 +79,7 @@ export const decodeRequest = (line: Uint8Array): DecodedRequest => {
   if (!isPlainObject(request)) return invalid(null, "request must be a JSON object")
 
   const rawId = request.request_id
-  const requestId = typeof rawId === "string" && rawId.length > 0 ? rawId : null
+  const requestId = typeof rawId === "string" && rawId.length > 0 ? rpcRequestId(rawId) : null
 
   const keys = Object.keys(request)
   const extra = keys.filter((key) => !(REQUEST_KEYS as ReadonlyArray<string>).includes(key))
