@@ -2,8 +2,10 @@
 // Keeps docs in step with the schemas (STYLE.md practice 8):
 // - docs/configuration.md: the variable table between the generated markers is rendered from
 //   libs/policy's variable table (--write regenerates it, --check fails on any difference);
-// - docs/errors.md must have a row for every frozen error code of libs/domain: the filesystem
-//   plane's (FilesystemErrorCode) and the agent plane's (AgentErrorCode);
+// - docs/errors.md must have a row for every code of libs/domain's frozen-error registry
+//   (FROZEN_ERRORS: the filesystem plane's and the agent plane's), and no row for any other code;
+// - docs/rpc.md's "by method" table must list exactly the errors of each method's contract
+//   (BRIDGE_METHODS[method].errors);
 // - docs/tools.md must have a section for every tool the MCP server can register: the read and
 //   mutation tools, the agent tools and server_info.
 // Runs against the built packages (npm run build first).
@@ -56,10 +58,38 @@ if (start === -1 || end === -1 || end < start) {
   }
 }
 
-// docs/errors.md: a row per code
+// docs/errors.md: a row per registered code, and a code per row
 const errors = fs.readFileSync(path.join(root, "docs/errors.md"), "utf8")
-for (const code of [...domain.FilesystemErrorCode.literals, ...domain.AgentErrorCode.literals]) {
+const registered = new Set(domain.FROZEN_ERROR_CODES)
+for (const code of registered) {
   if (!errors.includes(`| \`${code}\` |`)) problems.push(`docs/errors.md: no row for ${code}`)
+}
+for (const [, code] of errors.matchAll(/^\| `([A-Z][A-Z0-9_]*)` \|/gm)) {
+  if (!registered.has(code)) problems.push(`docs/errors.md: ${code} is not a registered frozen code`)
+}
+
+// docs/rpc.md: each method's row lists exactly the codes of its error schema
+const rpc = fs.readFileSync(path.join(root, "docs/rpc.md"), "utf8")
+const tagsOf = (schema) =>
+  Array.isArray(schema.members)
+    ? schema.members.map((member) => member._tag)
+    : typeof schema._tag === "string"
+      ? [schema._tag]
+      : []
+for (const [method, contract] of Object.entries(domain.BRIDGE_METHODS)) {
+  const row = rpc
+    .split("\n")
+    .find((line) => line.startsWith(`| \`${method}\` | `) && line.split("|").length === 4)
+  if (row === undefined) {
+    problems.push(`docs/rpc.md: no error row for ${method}`)
+    continue
+  }
+  const listed = new Set([...row.split("|")[2].matchAll(/`([A-Z][A-Z0-9_]*)`/g)].map((m) => m[1]))
+  const wanted = new Set(tagsOf(contract.errors))
+  for (const code of wanted)
+    if (!listed.has(code)) problems.push(`docs/rpc.md: ${method} does not list ${code}`)
+  for (const code of listed)
+    if (!wanted.has(code)) problems.push(`docs/rpc.md: ${method} lists ${code}, not in its contract`)
 }
 
 // docs/tools.md: a section per registered tool

@@ -1,45 +1,31 @@
-import type { BridgeMethod, MethodParams } from "@serverfs/domain"
-import type { RpcHandler } from "@serverfs/rpc"
-import { Effect } from "effect"
+import { type BridgeHandlers, handlerOf, type RpcHandler, withinContract } from "@serverfs/rpc"
 import type { TaskService } from "./tasks/TaskService.js"
 
 /**
- * The bridge methods (bridge-internals §2) → TaskService. The RPC server has already decoded the
- * params with the method's schema, so each case reads typed params.
+ * The bridge methods (bridge-internals §2) → TaskService, one handler per method, typed by the
+ * contract (libs/domain rpc/Methods.ts): the RPC server has already decoded the params with the
+ * method's schema (task and request ids branded), and each handler may fail only with the frozen
+ * errors its method documents. A facade failure outside that list is a bug and becomes a defect
+ * (`withinContract`), logged by the server and answered BRIDGE_PROTOCOL_ERROR.
  */
-export const rpcHandlers =
-  (tasks: TaskService): RpcHandler =>
-  (method: BridgeMethod, params: unknown) => {
-    switch (method) {
-      case "runtime.list":
-        return tasks.runtimes()
-      case "task.submit":
-        return tasks.submit(params as MethodParams<"task.submit">)
-      case "task.get":
-        return tasks.get((params as MethodParams<"task.get">).task_id)
-      case "task.events": {
-        const p = params as MethodParams<"task.events">
-        return tasks.events(p.task_id, p.after_event_id, p.limit)
-      }
-      case "task.result.read": {
-        const p = params as MethodParams<"task.result.read">
-        return tasks.readResult(p.task_id, p.offset_bytes, p.max_bytes)
-      }
-      case "task.approval.respond": {
-        const p = params as MethodParams<"task.approval.respond">
-        return tasks.respondApproval(p.task_id, p.request_id, p.decision, p.granted_permission_ids ?? [])
-      }
-      case "task.question.answer": {
-        const p = params as MethodParams<"task.question.answer">
-        return tasks.answerQuestion(p.task_id, p.request_id, p.answers)
-      }
-      case "task.message.send": {
-        const p = params as MethodParams<"task.message.send">
-        return tasks.sendMessage(p.task_id, p.message)
-      }
-      case "task.cancel":
-        return tasks.cancel((params as MethodParams<"task.cancel">).task_id)
-      default:
-        return Effect.die(new Error("unreachable: the RPC server only dispatches known methods"))
-    }
-  }
+export const bridgeHandlers = (tasks: TaskService): BridgeHandlers => ({
+  "runtime.list": () => tasks.runtimes().pipe(withinContract("runtime.list")),
+  "task.submit": (p) => tasks.submit(p).pipe(withinContract("task.submit")),
+  "task.get": (p) => tasks.get(p.task_id).pipe(withinContract("task.get")),
+  "task.events": (p) =>
+    tasks.events(p.task_id, p.after_event_id, p.limit).pipe(withinContract("task.events")),
+  "task.result.read": (p) =>
+    tasks.readResult(p.task_id, p.offset_bytes, p.max_bytes).pipe(withinContract("task.result.read")),
+  "task.approval.respond": (p) =>
+    tasks
+      .respondApproval(p.task_id, p.request_id, p.decision, p.granted_permission_ids ?? [])
+      .pipe(withinContract("task.approval.respond")),
+  "task.question.answer": (p) =>
+    tasks.answerQuestion(p.task_id, p.request_id, p.answers).pipe(withinContract("task.question.answer")),
+  "task.message.send": (p) =>
+    tasks.sendMessage(p.task_id, p.message).pipe(withinContract("task.message.send")),
+  "task.cancel": (p) => tasks.cancel(p.task_id).pipe(withinContract("task.cancel"))
+})
+
+/** The RPC server's handler for the bridge. */
+export const rpcHandlers = (tasks: TaskService): RpcHandler => handlerOf(bridgeHandlers(tasks))

@@ -8,6 +8,15 @@ export * from "./agent/TaskView.js"
 export * from "./errors/BinaryErrors.js"
 export * from "./errors/ErrorCode.js"
 export type * from "./errors/FilesystemError.js"
+export {
+  FROZEN_ERROR_CODES,
+  FROZEN_ERRORS,
+  type FrozenError,
+  FrozenErrorCode,
+  FrozenErrorSchema,
+  isFrozenError,
+  isFrozenErrorCode
+} from "./errors/FrozenErrors.js"
 export * from "./errors/IngressErrors.js"
 export * from "./errors/InvalidArgument.js"
 export * from "./errors/LeaseErrors.js"
@@ -17,7 +26,16 @@ export * from "./errors/PathErrors.js"
 export * from "./errors/ReadErrors.js"
 export * from "./redaction/HostPathRedaction.js"
 export * from "./rpc/Envelope.js"
+export {
+  PendingRequestId,
+  pendingRequestId,
+  type RpcRequestId,
+  rpcRequestId,
+  TaskId,
+  taskId
+} from "./rpc/Ids.js"
 export * from "./rpc/Methods.js"
+export { errorFromWire, errorToWire, WireError } from "./rpc/WireError.js"
 export * from "./tools/AgentTools.js"
 export * from "./tools/BinaryTools.js"
 export * from "./tools/Fields.js"

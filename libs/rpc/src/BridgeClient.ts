@@ -1,7 +1,7 @@
 import {
+  type AgentBridgeProtocolError,
   AgentBridgeUnavailable,
-  type AgentError,
-  type BridgeCallError,
+  BRIDGE_CONTRACT,
   type BridgeMethod,
   MAX_FRAME_BYTES,
   type MethodParams,
@@ -10,9 +10,8 @@ import {
 } from "@serverfs/domain"
 import { Context, Duration, Effect, Layer, Schema } from "effect"
 import { LineBuffer } from "./LineBuffer.js"
-import { methodSchemas } from "./MethodSchemas.js"
 import { newRequestId } from "./RequestId.js"
-import { decodeResponse, protocolFailure } from "./ResponseDecoder.js"
+import { type CallError, decodeResponse, protocolFailure } from "./ResponseDecoder.js"
 import { stringifyJson } from "./StrictJson.js"
 import { connectUnix } from "./UnixConnection.js"
 
@@ -26,7 +25,7 @@ import { connectUnix } from "./UnixConnection.js"
  * - Connect errors, a reset, EOF before a whole line, or the timeout (which covers connect,
  *   write and read together): AGENT_BRIDGE_UNAVAILABLE "Agent Bridge is unavailable".
  * - A response line over 1 MiB stops the read: AGENT_BRIDGE_PROTOCOL_ERROR. Malformed
- *   responses: see `decodeResponse`.
+ *   responses, and how a failure comes back as its own error class: see `decodeResponse`.
  * - Interruption (the timeout included) destroys the socket.
  */
 export interface BridgeClientOptions {
@@ -38,18 +37,20 @@ export interface BridgeClientService {
   readonly call: <M extends BridgeMethod>(
     method: M,
     params: MethodParams<M>
-  ) => Effect.Effect<MethodResult<M>, BridgeCallError>
+  ) => Effect.Effect<MethodResult<M>, CallError<M>>
 }
 
 export const UNAVAILABLE = "Agent Bridge is unavailable"
 
-const unavailable = (): AgentError => new AgentBridgeUnavailable({ message: UNAVAILABLE })
+const unavailable = (): AgentBridgeUnavailable => new AgentBridgeUnavailable({ message: UNAVAILABLE })
+
+type TransportError = AgentBridgeUnavailable | AgentBridgeProtocolError
 
 /** Send one request line and read one response line (without its "\n"). */
-const exchange = (socketPath: string, request: Uint8Array): Effect.Effect<Uint8Array, AgentError> =>
+const exchange = (socketPath: string, request: Uint8Array): Effect.Effect<Uint8Array, TransportError> =>
   Effect.scoped(
     Effect.flatMap(connectUnix(socketPath), (socket) =>
-      Effect.async<Uint8Array, AgentError>((resume) => {
+      Effect.async<Uint8Array, TransportError>((resume) => {
         const lines = new LineBuffer(MAX_FRAME_BYTES)
         const onConnect = (): void => {
           socket.write(request)
@@ -92,10 +93,12 @@ export const makeBridgeClient = (options: BridgeClientOptions): BridgeClientServ
   const call = <M extends BridgeMethod>(
     method: M,
     params: MethodParams<M>
-  ): Effect.Effect<MethodResult<M>, BridgeCallError> =>
+  ): Effect.Effect<MethodResult<M>, CallError<M>> =>
     Effect.gen(function* () {
-      const schemas = methodSchemas(method)
-      const encoded = yield* Schema.encodeUnknown(schemas.params, { onExcessProperty: "error" })(params).pipe(
+      // Checked strictly by the method's schema (unknown keys refused) and put in its wire form.
+      const schema = BRIDGE_CONTRACT[method].params
+      const encoded = yield* Schema.decodeUnknown(schema, { onExcessProperty: "error" })(params).pipe(
+        Effect.flatMap(Schema.encode(schema)),
         Effect.mapError(protocolFailure)
       )
       const requestId = newRequestId()
@@ -113,8 +116,7 @@ export const makeBridgeClient = (options: BridgeClientOptions): BridgeClientServ
       const line = yield* exchange(options.socketPath, request).pipe(
         Effect.timeoutFail({ duration: timeout, onTimeout: unavailable })
       )
-      // The schema for `method` decodes to MethodResult<M>; the map of schemas is not generic.
-      return (yield* decodeResponse(line, requestId, schemas.result)) as MethodResult<M>
+      return yield* decodeResponse(line, requestId, method)
     })
   return { call }
 }

@@ -1,57 +1,93 @@
-import type { BridgeMethod } from "@serverfs/domain"
+import {
+  BRIDGE_CONTRACT,
+  type BridgeMethod,
+  type DecodedParams,
+  type MethodError,
+  type MethodResult
+} from "@serverfs/domain"
 import { Cause, Effect, Either, Exit, Option, Schema } from "effect"
-import { methodSchemas } from "./MethodSchemas.js"
 import type { DecodedRequest } from "./RequestDecoder.js"
-import { BRIDGE_FAULT_MESSAGE, errorFrame, successFrame } from "./ResponseFrame.js"
+import { bridgeFault, errorFrame, successFrame } from "./ResponseFrame.js"
 import { isPlainObject } from "./StrictJson.js"
 
-/** What the server calls for each accepted request; failures are `{_tag: CODE, message}`. */
-export type RpcHandler = (
-  method: BridgeMethod,
-  params: unknown
-) => Effect.Effect<unknown, { readonly _tag: string; readonly message: string }>
+/**
+ * What the server calls for each accepted request, typed by method: the params its schema
+ * decoded, and the result and frozen errors the contract allows for that method
+ * (libs/domain rpc/Methods.ts). Build one from a handler per method with {@link handlerOf}.
+ */
+export type RpcHandler = <M extends BridgeMethod>(
+  method: M,
+  params: DecodedParams<M>
+) => Effect.Effect<MethodResult<M>, MethodError<M>>
 
-const CODE = /^[A-Z][A-Z0-9_]*$/
+/** One handler per bridge method. */
+export type BridgeHandlers = {
+  readonly [M in BridgeMethod]: (params: DecodedParams<M>) => Effect.Effect<MethodResult<M>, MethodError<M>>
+}
 
-const isErrorShape = (error: unknown): error is { readonly _tag: string; readonly message: string } =>
-  typeof error === "object" &&
-  error !== null &&
-  typeof (error as { _tag?: unknown })._tag === "string" &&
-  CODE.test((error as { _tag: string })._tag) &&
-  typeof (error as { message?: unknown }).message === "string"
+/** The server's handler for a table of per-method handlers (a correlated lookup, no cast). */
+export const handlerOf =
+  (handlers: BridgeHandlers): RpcHandler =>
+  (method, params) =>
+    handlers[method](params)
 
 /**
- * The response frame for one decoded request. A rejected envelope is answered without calling
- * the handler. Otherwise the handler's result must pass the method's result schema (encoded to
- * its wire form; undeclared keys are dropped, so an internal field cannot leak), its typed
- * failure becomes `{code: _tag, message}`, and anything else — a defect, a thrown exception, a
- * result that fails the schema, a malformed failure — becomes BRIDGE_PROTOCOL_ERROR with a fixed
- * message: the defect's text stays in the bridge's own log.
+ * Narrow a failure to the method's contract: one of the method's frozen errors is kept; any other
+ * failure is a bug (a code the method does not document) and becomes a defect, which the server
+ * logs with its cause and answers BRIDGE_PROTOCOL_ERROR — never relabelled as a frozen code.
  */
-export const answer = (handle: RpcHandler, request: DecodedRequest): Effect.Effect<Uint8Array> => {
-  if (request._tag === "Reject") {
-    return Effect.succeed(errorFrame(request.requestId, request.code, request.message))
-  }
-  const { requestId, method, params } = request
+export const withinContract =
+  <M extends BridgeMethod>(method: M) =>
+  <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, MethodError<M>> =>
+    Effect.catchAll(effect, (error) =>
+      Schema.is(BRIDGE_CONTRACT[method].errors)(error) ? Effect.fail(error) : Effect.die(error)
+    )
+
+/**
+ * The frame for one call: the handler's result must pass the method's result schema (encoded to
+ * its wire form; undeclared keys are dropped, so an internal field cannot leak), and its failure
+ * must be one of the method's frozen errors, sent as `{code: _tag, message}`. Anything else — a
+ * defect, a thrown exception, an interruption, a result that fails the schema, a failure outside
+ * the contract — is a bug, never relabelled as a frozen code: it is logged with its cause and
+ * answered BRIDGE_PROTOCOL_ERROR with a fixed message (its text stays in the bridge's log).
+ */
+const call = <M extends BridgeMethod>(
+  handle: RpcHandler,
+  requestId: string,
+  method: M,
+  params: DecodedParams<M>
+): Effect.Effect<Uint8Array> => {
+  const contract = BRIDGE_CONTRACT[method]
   const fault = (reason: string, cause?: Cause.Cause<unknown>) =>
     Effect.as(
       Effect.logError(`rpc ${method}: ${reason}`, ...(cause === undefined ? [] : [cause])),
-      errorFrame(requestId, "BRIDGE_PROTOCOL_ERROR", BRIDGE_FAULT_MESSAGE)
+      errorFrame(requestId, bridgeFault())
     )
   return Effect.flatMap(
     Effect.exit(Effect.suspend(() => handle(method, params))),
     (exit): Effect.Effect<Uint8Array> => {
       if (Exit.isSuccess(exit)) {
-        const encoded = Schema.encodeUnknownEither(methodSchemas(method).result)(exit.value)
+        const encoded = Schema.encodeEither(contract.result)(exit.value)
         if (Either.isLeft(encoded)) return fault("the handler returned a result that fails the result schema")
         if (!isPlainObject(encoded.right)) return fault("the handler returned a non-object result")
         return Effect.succeed(successFrame(requestId, encoded.right))
       }
       const failure = Cause.failureOption(exit.cause)
-      if (Option.isSome(failure) && isErrorShape(failure.value)) {
-        return Effect.succeed(errorFrame(requestId, failure.value._tag, failure.value.message))
+      if (Option.isSome(failure) && Schema.is(contract.errors)(failure.value)) {
+        return Effect.succeed(errorFrame(requestId, failure.value))
       }
-      return fault("the handler failed unexpectedly", exit.cause)
+      return fault(
+        Option.isSome(failure)
+          ? "the handler failed with an error outside the method's contract"
+          : "the handler died (a defect)",
+        exit.cause
+      )
     }
   )
 }
+
+/** The response frame for one decoded request; a rejected envelope never reaches the handler. */
+export const answer = (handle: RpcHandler, request: DecodedRequest): Effect.Effect<Uint8Array> =>
+  request._tag === "Reject"
+    ? Effect.succeed(errorFrame(request.requestId, request.error))
+    : call(handle, request.requestId, request.method, request.params)

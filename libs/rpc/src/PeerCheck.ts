@@ -29,7 +29,9 @@ export const isPeerAllowed = (allowed: AllowedPeer, cred: PeerCred): boolean =>
  * when they cannot be read, which refuses the peer.
  */
 export const readPeerCred = (socket: net.Socket): PeerCred | undefined => {
-  const fd = (socket as unknown as { readonly _handle?: { readonly fd?: unknown } })._handle?.fd
+  // net.Socket keeps its libuv handle in the undocumented `_handle`; read it without trusting it.
+  const handle: unknown = Reflect.get(socket, "_handle")
+  const fd: unknown = typeof handle === "object" && handle !== null ? Reflect.get(handle, "fd") : undefined
   if (typeof fd !== "number" || fd < 0) return undefined
   try {
     return peerCred(fd)

@@ -1,7 +1,17 @@
-import { type BridgeMethod, isBridgeMethod, PROTOCOL_VERSION } from "@serverfs/domain"
+import {
+  BRIDGE_CONTRACT,
+  type BridgeMethod,
+  type DecodedParams,
+  InvalidRequest,
+  isBridgeMethod,
+  MethodNotFound,
+  PROTOCOL_VERSION,
+  ProtocolVersionUnsupported,
+  type RpcRequestId,
+  rpcRequestId
+} from "@serverfs/domain"
 import { Either, ParseResult, Schema } from "effect"
 import { shownName, shownText } from "./BoundedText.js"
-import { methodSchemas } from "./MethodSchemas.js"
 import { isPlainObject, parseJsonLine } from "./StrictJson.js"
 
 /**
@@ -17,15 +27,14 @@ import { isPlainObject, parseJsonLine } from "./StrictJson.js"
 export type DecodedRequest =
   | {
       readonly _tag: "Call"
-      readonly requestId: string
+      readonly requestId: RpcRequestId
       readonly method: BridgeMethod
-      readonly params: unknown
+      readonly params: DecodedParams<BridgeMethod>
     }
   | {
       readonly _tag: "Reject"
-      readonly requestId: string | null
-      readonly code: "INVALID_REQUEST" | "PROTOCOL_VERSION_UNSUPPORTED" | "METHOD_NOT_FOUND"
-      readonly message: string
+      readonly requestId: RpcRequestId | null
+      readonly error: InvalidRequest | ProtocolVersionUnsupported | MethodNotFound
     }
 
 const REQUEST_KEYS = ["protocol_version", "request_id", "method", "params"] as const
@@ -36,11 +45,10 @@ const PARSE_PROBLEMS = {
   "non-finite number": "request contains a non-finite number (NaN and Infinity are not JSON)"
 } as const
 
-const invalid = (requestId: string | null, message: string): DecodedRequest => ({
+const invalid = (requestId: RpcRequestId | null, message: string): DecodedRequest => ({
   _tag: "Reject",
   requestId,
-  code: "INVALID_REQUEST",
-  message
+  error: new InvalidRequest({ message })
 })
 
 const describePath = (path: ReadonlyArray<PropertyKey>): string =>
@@ -58,6 +66,12 @@ const describeParamsIssue = (method: BridgeMethod, issue: ParseResult.ParseIssue
   return `${prefix}: field ${field}: ${shownText(first.message)}`
 }
 
+/** The params of `method`, decoded strictly by its schema (branded ids included). */
+const decodeParams = <M extends BridgeMethod>(method: M, params: unknown) =>
+  Schema.decodeUnknownEither(BRIDGE_CONTRACT[method].params, { onExcessProperty: "error", errors: "first" })(
+    params
+  )
+
 export const decodeRequest = (line: Uint8Array): DecodedRequest => {
   const parsed = parseJsonLine(line)
   if (!parsed.ok) return invalid(null, PARSE_PROBLEMS[parsed.problem])
@@ -65,7 +79,7 @@ export const decodeRequest = (line: Uint8Array): DecodedRequest => {
   if (!isPlainObject(request)) return invalid(null, "request must be a JSON object")
 
   const rawId = request.request_id
-  const requestId = typeof rawId === "string" && rawId.length > 0 ? rawId : null
+  const requestId = typeof rawId === "string" && rawId.length > 0 ? rpcRequestId(rawId) : null
 
   const keys = Object.keys(request)
   const extra = keys.filter((key) => !(REQUEST_KEYS as ReadonlyArray<string>).includes(key))
@@ -83,8 +97,9 @@ export const decodeRequest = (line: Uint8Array): DecodedRequest => {
     return {
       _tag: "Reject",
       requestId,
-      code: "PROTOCOL_VERSION_UNSUPPORTED",
-      message: `protocol_version ${version} is not supported (expected ${PROTOCOL_VERSION})`
+      error: new ProtocolVersionUnsupported({
+        message: `protocol_version ${version} is not supported (expected ${PROTOCOL_VERSION})`
+      })
     }
   }
   if (requestId === null) return invalid(null, "request_id must be a non-empty string")
@@ -98,15 +113,11 @@ export const decodeRequest = (line: Uint8Array): DecodedRequest => {
     return {
       _tag: "Reject",
       requestId,
-      code: "METHOD_NOT_FOUND",
-      message: `unknown bridge method: ${shownName(method)}`
+      error: new MethodNotFound({ message: `unknown bridge method: ${shownName(method)}` })
     }
   }
 
-  const decoded = Schema.decodeUnknownEither(methodSchemas(method).params, {
-    onExcessProperty: "error",
-    errors: "first"
-  })(request.params)
+  const decoded = decodeParams(method, request.params)
   if (Either.isLeft(decoded)) return invalid(requestId, describeParamsIssue(method, decoded.left.issue))
   return { _tag: "Call", requestId, method, params: decoded.right }
 }

@@ -1,11 +1,15 @@
 import {
-  AGENT_ERRORS,
   AgentBridgeProtocolError,
-  type AgentError,
-  type AgentErrorCode,
-  agentError,
-  type BridgeCallError,
-  RelayedBridgeError
+  type AgentBridgeUnavailable,
+  BRIDGE_CONTRACT,
+  type BridgeMethod,
+  type EnvelopeError,
+  EnvelopeErrors,
+  errorFromWire,
+  type MethodError,
+  type MethodResult,
+  RelayedBridgeError,
+  WireError
 } from "@serverfs/domain"
 import { Either, Schema } from "effect"
 import { isPlainObject, parseJsonLine } from "./StrictJson.js"
@@ -20,56 +24,74 @@ import { isPlainObject, parseJsonLine } from "./StrictJson.js"
  *   version bump).
  * - Failure must be exactly `{request_id, ok:false, error:{code, message}}` with our request_id
  *   or null (the bridge answers PEER_NOT_AUTHORIZED and REQUEST_TOO_LARGE before it knows the
- *   id) and two strings. A known code becomes that AgentError with the bridge's message
- *   verbatim; any other well-formed code (a filesystem-plane code the bridge shares, or a newer
- *   bridge's) is relayed as it came (RelayedBridgeError), so clients render `CODE: message`.
+ *   id) and two strings. The frozen-error registry rebuilds the error's own class — an agent
+ *   code or a filesystem code the bridge shares (WORKDIR_BUSY, ...) — when it is one the method
+ *   or the envelope may fail with; any other well-formed code (a newer bridge's, or one outside
+ *   the contract) is relayed as it came (RelayedBridgeError). Either way the message is the
+ *   bridge's, verbatim, so clients render `CODE: message`.
  * - Anything else — not UTF-8 or JSON, a non-finite number, extra or missing keys, a non-bool
  *   `ok`, another request_id, a non-object result, a code that is not an UPPER_SNAKE word —
  *   is AGENT_BRIDGE_PROTOCOL_ERROR "Agent Bridge protocol failure".
  */
 export const PROTOCOL_FAILURE = "Agent Bridge protocol failure"
 
-const CODE = /^[A-Z][A-Z0-9_]{0,127}$/
+/** What a call of `M` can fail with on the client side. */
+export type CallError<M extends BridgeMethod> =
+  | MethodError<M>
+  | EnvelopeError
+  | AgentBridgeUnavailable
+  | AgentBridgeProtocolError
+  | RelayedBridgeError
+
+const Code = Schema.String.pipe(Schema.pattern(/^[A-Z][A-Z0-9_]{0,127}$/))
+
+const Response = Schema.Union(
+  Schema.Struct({
+    request_id: Schema.String,
+    ok: Schema.Literal(true),
+    result: Schema.Unknown
+  }),
+  Schema.Struct({
+    request_id: Schema.NullOr(Schema.String),
+    ok: Schema.Literal(false),
+    error: Schema.Struct({ ...WireError.fields, code: Code })
+  })
+)
+const decodeEnvelope = Schema.decodeUnknownEither(Response, { onExcessProperty: "error" })
 
 /** AGENT_BRIDGE_PROTOCOL_ERROR "Agent Bridge protocol failure". */
-export const protocolFailure = (): AgentError => new AgentBridgeProtocolError({ message: PROTOCOL_FAILURE })
+export const protocolFailure = (): AgentBridgeProtocolError =>
+  new AgentBridgeProtocolError({ message: PROTOCOL_FAILURE })
 
-const hasExactly = (value: Record<string, unknown>, keys: ReadonlyArray<string>): boolean => {
-  const own = Object.keys(value)
-  return own.length === keys.length && keys.every((key) => Object.hasOwn(value, key))
+/** The class the registry rebuilds, if the method or the envelope may fail with it. */
+const expectedError = <M extends BridgeMethod>(
+  method: M,
+  wire: WireError
+): MethodError<M> | EnvelopeError | RelayedBridgeError => {
+  const error = errorFromWire(wire)
+  if (Schema.is(BRIDGE_CONTRACT[method].errors)(error)) return error
+  if (Schema.is(EnvelopeErrors)(error)) return error
+  return new RelayedBridgeError(wire)
 }
 
-const isKnownCode = (code: string): code is AgentErrorCode => Object.hasOwn(AGENT_ERRORS, code)
-
-export const decodeResponse = (
+export const decodeResponse = <M extends BridgeMethod>(
   line: Uint8Array,
   requestId: string,
-  resultSchema: Schema.Schema.AnyNoContext
-): Either.Either<unknown, BridgeCallError> => {
+  method: M
+): Either.Either<MethodResult<M>, CallError<M>> => {
   const parsed = parseJsonLine(line)
-  if (!parsed.ok || !isPlainObject(parsed.value)) return Either.left(protocolFailure())
-  const response = parsed.value
-  if (typeof response.ok !== "boolean") return Either.left(protocolFailure())
-
-  if (response.ok) {
-    if (!hasExactly(response, ["request_id", "ok", "result"]) || response.request_id !== requestId) {
+  if (!parsed.ok) return Either.left(protocolFailure())
+  const envelope = decodeEnvelope(parsed.value)
+  if (Either.isLeft(envelope)) return Either.left(protocolFailure())
+  const response = envelope.right
+  if (!response.ok) {
+    if (response.request_id !== requestId && response.request_id !== null)
       return Either.left(protocolFailure())
-    }
-    if (!isPlainObject(response.result)) return Either.left(protocolFailure())
-    return Schema.decodeUnknownEither(resultSchema, { onExcessProperty: "preserve" })(response.result).pipe(
-      Either.mapLeft(protocolFailure)
-    )
+    return Either.left(expectedError(method, response.error))
   }
-
-  if (!hasExactly(response, ["request_id", "ok", "error"])) return Either.left(protocolFailure())
-  if (response.request_id !== requestId && response.request_id !== null) return Either.left(protocolFailure())
-  const error = response.error
-  if (!isPlainObject(error) || !hasExactly(error, ["code", "message"])) return Either.left(protocolFailure())
-  const { code, message } = error
-  if (typeof code !== "string" || typeof message !== "string" || !CODE.test(code)) {
+  if (response.request_id !== requestId || !isPlainObject(response.result))
     return Either.left(protocolFailure())
-  }
-  return Either.left(
-    isKnownCode(code) ? agentError(code, message) : new RelayedBridgeError({ code, message })
-  )
+  return Schema.decodeUnknownEither(BRIDGE_CONTRACT[method].result, { onExcessProperty: "preserve" })(
+    response.result
+  ).pipe(Either.mapLeft(protocolFailure))
 }

@@ -1,4 +1,10 @@
-import { MAX_FRAME_BYTES } from "@serverfs/domain"
+import {
+  BridgeProtocolError,
+  errorToWire,
+  type FrozenError,
+  MAX_FRAME_BYTES,
+  ResponseTooLarge
+} from "@serverfs/domain"
 import { stringifyJson } from "./StrictJson.js"
 
 /**
@@ -12,6 +18,10 @@ import { stringifyJson } from "./StrictJson.js"
  */
 export const BRIDGE_FAULT_MESSAGE = "the bridge failed to process the request"
 
+/** The answer to a handler's defect: a fixed message, the details stay in the bridge's log. */
+export const bridgeFault = (): BridgeProtocolError =>
+  new BridgeProtocolError({ message: BRIDGE_FAULT_MESSAGE })
+
 const line = (text: string): Uint8Array => Buffer.from(`${text}\n`, "utf8")
 
 /** The text's line, encoded once, if the text (without its "\n") fits in a frame. */
@@ -20,23 +30,21 @@ const lineIfFits = (text: string): Uint8Array | undefined => {
   return bytes.length - 1 <= MAX_FRAME_BYTES ? bytes : undefined
 }
 
-const errorText = (requestId: string | null, code: string, message: string): string =>
-  JSON.stringify({ request_id: requestId, ok: false, error: { code, message } })
+const errorText = (requestId: string | null, error: FrozenError): string =>
+  JSON.stringify({ request_id: requestId, ok: false, error: errorToWire(error) })
 
 const tooLarge = (requestId: string | null): Uint8Array => {
-  const message = `the response exceeds ${MAX_FRAME_BYTES} bytes`
-  const text = errorText(requestId, "RESPONSE_TOO_LARGE", message)
-  return lineIfFits(text) ?? line(errorText(null, "RESPONSE_TOO_LARGE", message))
+  const error = new ResponseTooLarge({ message: `the response exceeds ${MAX_FRAME_BYTES} bytes` })
+  return lineIfFits(errorText(requestId, error)) ?? line(errorText(null, error))
 }
 
-/** The frame for an error response (the message is the caller's, already safe to show). */
-export const errorFrame = (requestId: string | null, code: string, message: string): Uint8Array => {
-  return lineIfFits(errorText(requestId, code, message)) ?? tooLarge(requestId)
-}
+/** The frame for an error response (the error's message is already safe to show). */
+export const errorFrame = (requestId: string | null, error: FrozenError): Uint8Array =>
+  lineIfFits(errorText(requestId, error)) ?? tooLarge(requestId)
 
 /** The frame for a success response whose `result` is already encoded by the method's schema. */
 export const successFrame = (requestId: string, result: unknown): Uint8Array => {
   const text = stringifyJson({ request_id: requestId, ok: true, result })
-  if (text === undefined) return errorFrame(requestId, "BRIDGE_PROTOCOL_ERROR", BRIDGE_FAULT_MESSAGE)
+  if (text === undefined) return errorFrame(requestId, bridgeFault())
   return lineIfFits(text) ?? tooLarge(requestId)
 }

@@ -1,5 +1,12 @@
 import * as net from "node:net"
-import { MAX_FRAME_BYTES, type SocketDirectoryUnsafe, SocketPathInUse } from "@serverfs/domain"
+import {
+  BridgeClosed,
+  MAX_FRAME_BYTES,
+  PeerNotAuthorized,
+  RequestTooLarge,
+  type SocketDirectoryUnsafe,
+  SocketPathInUse
+} from "@serverfs/domain"
 import { Duration, Effect, FiberSet, Option, type Scope } from "effect"
 import { type ConnectionIO, connectionIO } from "./ConnectionIO.js"
 import { answer, type RpcHandler } from "./Dispatch.js"
@@ -63,8 +70,7 @@ const refuse = (socket: net.Socket): Effect.Effect<void> =>
     connectionIO(socket, MAX_FRAME_BYTES),
     errorFrame(
       null,
-      "PEER_NOT_AUTHORIZED",
-      "the connecting process is not authorized to use the Agent Bridge"
+      new PeerNotAuthorized({ message: "the connecting process is not authorized to use the Agent Bridge" })
     )
   ).pipe(Effect.ensuring(Effect.sync(() => socket.destroy())))
 
@@ -78,7 +84,7 @@ interface Slot {
 }
 
 const tooMany = (limit: number) =>
-  errorFrame(null, "BRIDGE_CLOSED", `the Agent Bridge has ${limit} connections open; try again`)
+  errorFrame(null, new BridgeClosed({ message: `the Agent Bridge has ${limit} connections open; try again` }))
 
 const serveConnection = (
   socket: net.Socket,
@@ -104,7 +110,10 @@ const serveConnection = (
         // The stream is out of sync once a frame is cut: answer once and close.
         return yield* lastWord(
           io,
-          errorFrame(null, "REQUEST_TOO_LARGE", `a request line exceeds ${MAX_FRAME_BYTES} bytes`)
+          errorFrame(
+            null,
+            new RequestTooLarge({ message: `a request line exceeds ${MAX_FRAME_BYTES} bytes` })
+          )
         )
       }
       const frame = yield* answer(handle, decodeRequest(incoming.bytes))

@@ -109,6 +109,22 @@ export const openSocketDirectory = (
     return { dirFd: directory.fd, name }
   })
 
+/**
+ * A synchronous step that refuses by throwing SocketPathInUse (every OS failure it expects is
+ * mapped to one where it happens). Anything else it throws is a bug: a defect, never relabelled
+ * as SOCKET_PATH_IN_USE.
+ */
+const refusing = <A>(step: () => A): Effect.Effect<A, SocketPathInUse> =>
+  Effect.suspend(() => {
+    try {
+      return Effect.succeed(step())
+    } catch (error) {
+      if (error instanceof SocketPathInUse) return Effect.fail(error)
+      // Thrown inside `suspend`: the fiber dies with it.
+      throw error
+    }
+  })
+
 /** The existing socket at the name, undefined if there is none; anything else is refused. */
 const inspectExisting = (location: SocketLocation): Stat | undefined => {
   let found: Stat
@@ -169,20 +185,12 @@ const probe = (target: string): Effect.Effect<Liveness> =>
 /** Make the socket name free: nothing there, or a stale socket of ours that was removed. */
 export const clearSocketPath = (location: SocketLocation): Effect.Effect<void, SocketPathInUse> =>
   Effect.gen(function* () {
-    const inspected = yield* Effect.try({
-      try: () => inspectExisting(location),
-      catch: (error) =>
-        error instanceof SocketPathInUse ? error : inUse("the socket path cannot be inspected")
-    })
+    const inspected = yield* refusing(() => inspectExisting(location))
     if (inspected === undefined) return
     const liveness = yield* probe(procPath(location, location.name))
     if (liveness === "gone") return
     if (liveness !== "refused") return yield* inUse("another server is listening on the socket path")
-    yield* Effect.try({
-      try: () => removeStale(location, inspected),
-      catch: (error) =>
-        error instanceof SocketPathInUse ? error : inUse("the stale socket cannot be removed")
-    })
+    yield* refusing(() => removeStale(location, inspected))
   })
 
 /** A fresh hidden name to bind before publishing. */
@@ -193,7 +201,12 @@ const publishSync = (
   bound: string,
   sharedGid: number | undefined
 ): SocketIdentity => {
-  const stat = fstatat(location.dirFd, bound, AT.SYMLINK_NOFOLLOW)
+  let stat: Stat
+  try {
+    stat = fstatat(location.dirFd, bound, AT.SYMLINK_NOFOLLOW)
+  } catch {
+    throw inUse("the bound socket cannot be inspected")
+  }
   if (!isType(stat, S.IFSOCK) || stat.uid !== euid())
     throw inUse("the bound socket is not the one just created")
   const target = procPath(location, bound)
@@ -219,7 +232,11 @@ const publishSync = (
           : "the socket cannot be published"
       )
     }
-    unlinkat(location.dirFd, bound, 0)
+    try {
+      unlinkat(location.dirFd, bound, 0)
+    } catch {
+      throw inUse("the socket cannot be published")
+    }
   }
   return { dev: stat.dev, ino: stat.ino }
 }
@@ -232,11 +249,7 @@ export const publishSocket = (
   location: SocketLocation,
   bound: string,
   sharedGid: number | undefined
-): Effect.Effect<SocketIdentity, SocketPathInUse> =>
-  Effect.try({
-    try: () => publishSync(location, bound, sharedGid),
-    catch: (error) => (error instanceof SocketPathInUse ? error : inUse("the socket cannot be published"))
-  })
+): Effect.Effect<SocketIdentity, SocketPathInUse> => refusing(() => publishSync(location, bound, sharedGid))
 
 /** Unlink the socket name only if it is still the socket this server published. */
 export const unlinkIfSame = (location: SocketLocation, identity: SocketIdentity): void => {

@@ -8,11 +8,14 @@ import net from "node:net"
 import path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import {
+  AgentDisabled,
   AgentTaskNotFound,
   type BridgeMethod,
   MAX_FRAME_BYTES,
   PeerNotAuthorized,
-  RelayedBridgeError
+  RelayedBridgeError,
+  WorkdirBusy,
+  WorkdirNotFound
 } from "@serverfs/domain"
 import { Deferred, Effect, Either, Exit, Fiber, Layer } from "effect"
 import { BridgeClient, MCP_REQUEST_ID_PATTERN, makeBridgeClient, serveRpc } from "../src/index.js"
@@ -408,6 +411,48 @@ describe("well-formed responses", () => {
         expectFailure(result, "WORKDIR_BUSY", "'wd' has an active Agent writer")
         if (Either.isLeft(result)) expect(result.left).toBeInstanceOf(RelayedBridgeError)
       })
+  )
+
+  it.scopedLive(
+    "a code of the method's contract comes back as its own class, filesystem codes included",
+    () =>
+      Effect.gen(function* () {
+        const answers = [
+          { code: "WORKDIR_BUSY", message: "wd has an active Agent writer" },
+          { code: "WORKDIR_NOT_FOUND", message: "'nope' is not a configured workdir" },
+          { code: "AGENT_DISABLED", message: "Agent delegation is disabled for wd" }
+        ]
+        let next = 0
+        const server = yield* rawServer((socket, id) => {
+          socket.write(line({ request_id: id, ok: false, error: answers[next++] }))
+        })
+        const client = makeBridgeClient({ socketPath: server.socketPath, timeoutSeconds: 10 })
+        const submit = Effect.flip(client.call("task.submit", SAMPLE_PARAMS["task.submit"]))
+        const busy = yield* submit
+        expect(busy).toBeInstanceOf(WorkdirBusy)
+        expect(busy).toMatchObject({ _tag: "WORKDIR_BUSY", workdir: "wd", message: answers[0]?.message })
+        const missing = yield* submit
+        expect(missing).toBeInstanceOf(WorkdirNotFound)
+        expect(missing).toMatchObject({ workdir: "nope", message: answers[1]?.message })
+        const disabled = yield* submit
+        expect(disabled).toBeInstanceOf(AgentDisabled)
+        expect(disabled.message).toBe(answers[2]?.message)
+      })
+  )
+
+  it.scopedLive("a code outside the method's contract is relayed verbatim, never given a class", () =>
+    Effect.gen(function* () {
+      const server = yield* rawServer((socket, id) => {
+        socket.write(line({ request_id: id, ok: false, error: { code: "AGENT_DISABLED", message: "m" } }))
+      })
+      const result = yield* Effect.either(
+        makeBridgeClient({ socketPath: server.socketPath, timeoutSeconds: 10 }).call("task.get", {
+          task_id: "agt_1"
+        })
+      )
+      expectFailure(result, "AGENT_DISABLED", "m")
+      if (Either.isLeft(result)) expect(result.left).toBeInstanceOf(RelayedBridgeError)
+    })
   )
 
   it.scopedLive("result fields the schema does not know pass through unchanged", () =>

@@ -2,11 +2,11 @@ import fs from "node:fs"
 import net from "node:net"
 import os from "node:os"
 import path from "node:path"
-import type { BridgeMethod, MethodParams, MethodResult } from "@serverfs/domain"
+import type { BridgeMethod, DecodedParams, MethodError, MethodParams, MethodResult } from "@serverfs/domain"
 import { Effect } from "effect"
 import type { RpcHandler } from "../src/index.js"
 
-/** Sample params for every method, in their decoded (Type) form. */
+/** Sample params for every method, in their wire form. */
 export const SAMPLE_PARAMS: { readonly [M in BridgeMethod]: MethodParams<M> } = {
   "runtime.list": {},
   "task.submit": {
@@ -162,9 +162,13 @@ export const recordingHandler = (
   ) => Effect.Effect<unknown, { _tag: string; message: string }>
 ): { readonly calls: Array<RecordedCall>; readonly handle: RpcHandler } => {
   const calls: Array<RecordedCall> = []
-  const handle: RpcHandler = (method, params) => {
+  const handle: RpcHandler = <M extends BridgeMethod>(method: M, params: DecodedParams<M>) => {
     calls.push({ method, params })
-    return override ? override(method, params) : Effect.succeed(SAMPLE_RESULTS[method])
+    // The overrides break the contract on purpose (bad results, malformed failures): the server
+    // must survive them, so the fixture lets them through as the handler type.
+    return override
+      ? (override(method, params) as Effect.Effect<MethodResult<M>, MethodError<M>>)
+      : Effect.succeed(SAMPLE_RESULTS[method])
   }
   return { calls, handle }
 }

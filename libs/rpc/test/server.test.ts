@@ -6,7 +6,7 @@
 import net from "node:net"
 import path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
-import { AgentTaskNotFound, type BridgeMethod } from "@serverfs/domain"
+import { AgentDisabled, AgentTaskNotFound, type BridgeMethod } from "@serverfs/domain"
 import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
 import { makeBridgeClient, serveRpc } from "../src/index.js"
 import {
@@ -157,6 +157,31 @@ describe("handler outcomes become well-formed frames", () => {
             error: { code: "AGENT_TASK_NOT_FOUND", message: "task agt_9 was not found" }
           },
           { request_id: "x2", ok: true, result: SAMPLE_RESULTS["task.cancel"] }
+        ])
+      })
+  )
+
+  it.scopedLive(
+    "a frozen error outside the method's contract is a defect, never relabelled: BRIDGE_PROTOCOL_ERROR",
+    () =>
+      Effect.gen(function* () {
+        const { socketPath } = yield* serveWith((method) =>
+          method === "task.get"
+            ? Effect.fail(new AgentDisabled({ message: "SECRET-OUTSIDE-CONTRACT" }))
+            : Effect.fail(new AgentTaskNotFound({ message: "no such task" }))
+        )
+        const out = yield* rawExchange(
+          socketPath,
+          requestLine({ request_id: "o1" }) + requestLine({ request_id: "o2", method: "task.cancel" }),
+          2
+        )
+        expect(out.lines).toEqual([
+          {
+            request_id: "o1",
+            ok: false,
+            error: { code: "BRIDGE_PROTOCOL_ERROR", message: "the bridge failed to process the request" }
+          },
+          { request_id: "o2", ok: false, error: { code: "AGENT_TASK_NOT_FOUND", message: "no such task" } }
         ])
       })
   )

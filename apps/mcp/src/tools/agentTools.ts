@@ -18,7 +18,8 @@ import {
   SubmitAgentTaskInput,
   SubmitResult,
   TaskIdInput,
-  TaskView
+  TaskView,
+  type WorkdirNotFound
 } from "@serverfs/domain"
 import { NATIVE_RUNTIMES, normalizeRequestPath, resolvePath, type Workdir } from "@serverfs/policy"
 import { O } from "@serverfs/posix"
@@ -37,9 +38,7 @@ import { type AnyTool, defineTool, type ToolAnnotations } from "../ToolDefinitio
  */
 export interface AgentToolContext {
   readonly client: BridgeClientService
-  readonly workdir: (
-    alias: string
-  ) => Effect.Effect<Workdir, { readonly _tag: string; readonly message: string }>
+  readonly workdir: (alias: string) => Effect.Effect<Workdir, WorkdirNotFound>
   readonly workdirs: ReadonlyArray<Workdir>
   readonly rootOf: (workdir: Workdir) => number
 }

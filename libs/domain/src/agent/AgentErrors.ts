@@ -293,10 +293,11 @@ export const agentError = (code: AgentErrorCode, message: string): AgentError =>
   new AGENT_ERRORS[code]({ message })
 
 /**
- * A bridge error whose code this process has no class for — a filesystem-plane code the bridge
- * shares (WORKDIR_BUSY, WORKDIR_RECOVERY_REQUIRED, WORKDIR_NOT_FOUND) or a newer bridge's code.
- * It keeps the code and message exactly as the bridge sent them: clients render `CODE: message`
- * verbatim (tool-contracts §8).
+ * A bridge error the client cannot give its class: a newer bridge's code, a code outside the
+ * called method's contract, or a message that does not read back into its class's fields (the
+ * registered classes, filesystem codes the bridge shares included, are rebuilt by libs/rpc's
+ * ResponseDecoder). It keeps the code and message exactly as the bridge sent them: clients
+ * render `CODE: message` verbatim (tool-contracts §8).
  */
 export class RelayedBridgeError extends Data.Error<{ readonly code: string; readonly message: string }> {
   get _tag(): string {
