@@ -8,6 +8,14 @@ export * from "./Fnmatch.js"
 export * from "./GlobalSettings.js"
 export * from "./Parsers.js"
 export * from "./PathGlob.js"
+export {
+  EXIT_CONFIGURATION,
+  EXIT_FAILURE,
+  EXIT_OK,
+  exitTeardown,
+  type ProgramExit,
+  withExitCode
+} from "./ProgramExit.js"
 export * from "./RequestPath.js"
 export * from "./ReservedNames.js"
 export * from "./ResolvedPath.js"
