@@ -1,5 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { Effect, type Scope } from "effect"
+import { eventuallyAsync } from "./Eventually.js"
 import { mcpMain } from "./RepoPaths.js"
 
 /**
@@ -52,13 +54,27 @@ export const startMcp = async (
         return []
       }
     })
-  const auditWhen = async (
+  const auditWhen = (
     ready: (records: ReadonlyArray<Record<string, unknown>>) => boolean,
     timeoutMs = 5_000
-  ) => {
-    const deadline = Date.now() + timeoutMs
-    while (!ready(audit()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
-    return audit()
-  }
+  ) =>
+    eventuallyAsync(
+      "the audit records",
+      async () => {
+        const records = audit()
+        return ready(records) ? records : undefined
+      },
+      timeoutMs
+    ).catch(() => audit())
   return { client, pid, stderrLines, audit, auditWhen, close: () => client.close() }
 }
+
+/** The MCP process for as long as the enclosing Scope lasts (`it.scoped`): closed by its finalizer. */
+export const scopedMcp = (
+  env: Record<string, string>,
+  command: ReadonlyArray<string> = []
+): Effect.Effect<McpProcess, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.promise(() => startMcp(env, command)),
+    (mcp) => Effect.promise(mcp.close)
+  )
