@@ -1,7 +1,7 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
-import { Effect, type Scope } from "effect"
+import { Context, Effect, Layer, type Scope } from "effect"
 
 /**
  * A throwaway directory tree for tests. `root` is the workdir a test configures; `outside` is a
@@ -55,3 +55,15 @@ export const scopedTempTree = (prefix = "serverfs-test-"): Effect.Effect<TempTre
     Effect.sync(() => makeTempTree(prefix)),
     (tree) => Effect.sync(tree.remove)
   )
+
+/**
+ * One TempTree shared by a describe block: `layer(SharedTempTree.layer())("…", (it) => …)` from
+ * @effect/vitest builds it before the block's first test and removes it after the last.
+ */
+export class SharedTempTree extends Context.Tag("@serverfs/testkit/SharedTempTree")<
+  SharedTempTree,
+  TempTree
+>() {
+  static readonly layer = (prefix?: string): Layer.Layer<SharedTempTree> =>
+    Layer.scoped(SharedTempTree, scopedTempTree(prefix))
+}
