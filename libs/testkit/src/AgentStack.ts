@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { Effect, type Scope } from "effect"
 import { eventuallyAsync, NotReached } from "./Eventually.js"
+import { jsonObjectLines } from "./JsonLines.js"
 import { type McpProcess, startMcp } from "./McpProcess.js"
 import { bridgeMain } from "./RepoPaths.js"
 import { makeTempTree, type TempTree } from "./TempTree.js"
@@ -87,17 +88,7 @@ const installExitHook = (): void => {
   })
 }
 
-const parseJsonLines = (lines: ReadonlyArray<string>): ReadonlyArray<Record<string, unknown>> =>
-  lines.flatMap((line) => {
-    try {
-      const value: unknown = JSON.parse(line)
-      return typeof value === "object" && value !== null && !Array.isArray(value)
-        ? [value as Record<string, unknown>]
-        : []
-    } catch {
-      return []
-    }
-  })
+const parseJsonLines = jsonObjectLines
 
 /** Wait until `child` has exited (at once if it already has). */
 const exited = (child: ChildProcess): Promise<void> =>

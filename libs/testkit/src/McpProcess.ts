@@ -2,6 +2,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Effect, type Scope } from "effect"
 import { eventuallyAsync } from "./Eventually.js"
+import { jsonObjectLines } from "./JsonLines.js"
 import { mcpMain } from "./RepoPaths.js"
 
 /**
@@ -46,14 +47,7 @@ export const startMcp = async (
   const pid = transport.pid
   if (pid === null) throw new Error("server did not start")
   const stderrLines = () => stderr.split("\n").filter((l) => l !== "")
-  const audit = () =>
-    stderrLines().flatMap((line) => {
-      try {
-        return [JSON.parse(line) as Record<string, unknown>]
-      } catch {
-        return []
-      }
-    })
+  const audit = () => jsonObjectLines(stderrLines())
   const auditWhen = (
     ready: (records: ReadonlyArray<Record<string, unknown>>) => boolean,
     timeoutMs = 5_000
