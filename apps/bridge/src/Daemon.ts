@@ -2,14 +2,14 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import {
   Configuration,
   ConfigurationError,
-  configurationErrorAuditLine,
-  configurationErrorLine,
-  configurationErrorOf,
-  EnvironmentConfigProvider
+  EnvironmentConfigProvider,
+  exitTeardown,
+  type ProgramExit,
+  withExitCode
 } from "@serverfs/policy"
 import { serveRpc } from "@serverfs/rpc"
 import { AuditLog, AuditSink } from "@serverfs/telemetry-local"
-import { Cause, Effect, Exit, Layer, Option } from "effect"
+import { Cause, Effect, Layer, Option } from "effect"
 import { BridgeSettingsTag } from "./BridgeSettingsTag.js"
 import { BridgeLayer } from "./Layers.js"
 import { rpcHandlers } from "./RpcHandlers.js"
@@ -97,23 +97,19 @@ const startupFailure = (cause: Cause.Cause<unknown>): string | undefined =>
     )
   )
 
+const exitPolicy: ProgramExit = {
+  auditConfigurationErrors: true,
+  exitOnSuccess: true,
+  interruptedExitCode: 0,
+  otherFailure: (cause) => startupFailure(cause) ?? "ServerFS: bridge failed unexpectedly\n"
+}
+
 NodeRuntime.runMain(
-  Effect.scoped(
-    Effect.zipRight(Effect.provide(requireEnabled, ConfigurationLive), Effect.provide(program, MainLive))
+  withExitCode(
+    Effect.scoped(
+      Effect.zipRight(Effect.provide(requireEnabled, ConfigurationLive), Effect.provide(program, MainLive))
+    ),
+    exitPolicy
   ),
-  {
-    disablePrettyLogger: true,
-    disableErrorReporting: true,
-    teardown: (exit, onExit) => {
-      if (Exit.isSuccess(exit) || Cause.isInterruptedOnly(exit.cause)) return process.exit(0)
-      const config = configurationErrorOf(exit.cause)
-      if (Option.isSome(config)) {
-        process.stderr.write(configurationErrorLine(config.value))
-        process.stderr.write(configurationErrorAuditLine(config.value, new Date()))
-        return onExit(2)
-      }
-      process.stderr.write(startupFailure(exit.cause) ?? "ServerFS: bridge failed unexpectedly\n")
-      onExit(1)
-    }
-  }
+  { disablePrettyLogger: true, disableErrorReporting: true, teardown: exitTeardown(exitPolicy) }
 )

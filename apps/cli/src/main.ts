@@ -3,11 +3,12 @@ import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import {
   Configuration,
-  configurationErrorLine,
-  configurationErrorOf,
-  EnvironmentConfigProvider
+  EnvironmentConfigProvider,
+  exitTeardown,
+  type ProgramExit,
+  withExitCode
 } from "@serverfs/policy"
-import { Effect, Exit, Layer, Option } from "effect"
+import { Effect, Layer } from "effect"
 import { runCli } from "./Cli.js"
 
 /**
@@ -19,15 +20,13 @@ const MainLive = Layer.mergeAll(
   Configuration.Default.pipe(Layer.provide(EnvironmentConfigProvider(process.env)))
 )
 
-NodeRuntime.runMain(Effect.provide(runCli(process.argv), MainLive), {
+const exitPolicy: ProgramExit = {
+  auditConfigurationErrors: false,
+  exitOnSuccess: false,
+  interruptedExitCode: 1
+}
+
+NodeRuntime.runMain(withExitCode(Effect.provide(runCli(process.argv), MainLive), exitPolicy), {
   disableErrorReporting: true,
-  teardown: (exit, onExit) => {
-    if (Exit.isSuccess(exit)) return onExit(0)
-    const config = configurationErrorOf(exit.cause)
-    if (Option.isSome(config)) {
-      process.stderr.write(configurationErrorLine(config.value))
-      return onExit(2)
-    }
-    onExit(1)
-  }
+  teardown: exitTeardown(exitPolicy)
 })

@@ -5,13 +5,11 @@ import { SchemaAST as AST, JSONSchema, type Schema } from "effect"
  * `$schema`, no `$ref`, no generated titles), so every client's validator accepts it and the
  * Effect Schema stays the single source of truth.
  */
-type Json = null | boolean | number | string | ReadonlyArray<Json> | { readonly [key: string]: Json }
-
-const strip = (value: Json): Json => {
+const strip = (value: unknown): unknown => {
   if (Array.isArray(value)) return value.map(strip)
   if (value !== null && typeof value === "object") {
-    const out: Record<string, Json> = {}
-    for (const [key, inner] of Object.entries(value as Record<string, Json>)) {
+    const out: Record<string, unknown> = {}
+    for (const [key, inner] of Object.entries(value)) {
       if (key === "$schema" || key === "$id" || key === "title") continue
       out[key] = strip(inner)
     }
@@ -27,6 +25,9 @@ export interface ObjectJsonSchema {
   readonly [key: string]: unknown
 }
 
+const isObjectJsonSchema = (value: unknown): value is ObjectJsonSchema =>
+  typeof value === "object" && value !== null && "type" in value && value.type === "object"
+
 export const objectJsonSchema = <A, I>(schema: Schema.Schema<A, I, never>): ObjectJsonSchema => {
   // Effect renders an empty struct as "any object or array"; a tool without inputs takes {}.
   if (
@@ -36,8 +37,8 @@ export const objectJsonSchema = <A, I>(schema: Schema.Schema<A, I, never>): Obje
   ) {
     return { type: "object", properties: {}, additionalProperties: false }
   }
-  const json = strip(JSONSchema.make(schema) as unknown as Json) as ObjectJsonSchema
-  if (json.type !== "object" || JSON.stringify(json).includes("$ref")) {
+  const json = strip(JSONSchema.make(schema))
+  if (!isObjectJsonSchema(json) || JSON.stringify(json).includes("$ref")) {
     throw new Error("tool schemas must be inline object schemas")
   }
   return json

@@ -3,13 +3,13 @@ import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import {
   Configuration,
-  configurationErrorAuditLine,
-  configurationErrorLine,
-  configurationErrorOf,
-  EnvironmentConfigProvider
+  EnvironmentConfigProvider,
+  exitTeardown,
+  type ProgramExit,
+  withExitCode
 } from "@serverfs/policy"
 import { AuditLog, AuditSink, JsonLoggerLive } from "@serverfs/telemetry-local"
-import { Cause, Effect, Exit, Layer, Option } from "effect"
+import { DateTime, Effect, Layer } from "effect"
 import { McpServerLayer } from "./Layers.js"
 import { McpServer } from "./McpServer.js"
 import { startupFields } from "./StartupLog.js"
@@ -49,21 +49,18 @@ const MainLive = McpServerLayer.pipe(
   Layer.provideMerge(AuditSink.stderr)
 )
 
-NodeRuntime.runMain(program.pipe(Effect.provide(MainLive)), {
+// Exit explicitly even after success: the SDK's stdin listener would otherwise keep an idle
+// process alive.
+const exitPolicy: ProgramExit = {
+  auditConfigurationErrors: true,
+  exitOnSuccess: true,
+  interruptedExitCode: 0,
+  otherFailure: (_cause, now) =>
+    `${JSON.stringify({ timestamp: DateTime.formatIso(now), level: "ERROR", event: "startup_failed", reason: "unexpected failure" })}\n`
+}
+
+NodeRuntime.runMain(withExitCode(program.pipe(Effect.provide(MainLive)), exitPolicy), {
   disablePrettyLogger: true,
   disableErrorReporting: true,
-  teardown: (exit, onExit) => {
-    // Exit explicitly: the SDK's stdin listener would otherwise keep an idle process alive.
-    if (Exit.isSuccess(exit) || Cause.isInterruptedOnly(exit.cause)) return process.exit(0)
-    const config = configurationErrorOf(exit.cause)
-    if (Option.isSome(config)) {
-      process.stderr.write(configurationErrorLine(config.value))
-      process.stderr.write(configurationErrorAuditLine(config.value, new Date()))
-      return onExit(2)
-    }
-    process.stderr.write(
-      `${JSON.stringify({ timestamp: new Date().toISOString(), level: "ERROR", event: "startup_failed", reason: "unexpected failure" })}\n`
-    )
-    onExit(1)
-  }
+  teardown: exitTeardown(exitPolicy)
 })

@@ -1,5 +1,6 @@
 import { createRequire } from "node:module"
-import { type McpProcess, makeTempTree, startMcp, type TempTree, textOf } from "@serverfs/testkit"
+import { type McpProcess, makeTempTree, scopedMcp, type TempTree, textOf } from "@serverfs/testkit"
+import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { catalogMarker, type ListedTool, MARKER_PLACEHOLDER } from "../src/CatalogMarker.js"
 
@@ -62,25 +63,27 @@ interface Observed {
 }
 
 /** One start of the server: tools/list, one server_info call, the audit lines, then close. */
-const observe = async (env: Record<string, string>): Promise<Observed> => {
-  const mcp: McpProcess = await startMcp(env)
-  try {
-    const { tools } = await mcp.client.listTools()
-    const result = await mcp.client.callTool({ name: "server_info", arguments: {} })
-    expect(result.isError).toBeFalsy()
-    const audit = await mcp.auditWhen((records) =>
-      records.some((r) => r.event === "tool_call" && r.tool === "server_info")
+const observe = (env: Record<string, string>): Promise<Observed> =>
+  Effect.runPromise(
+    Effect.scoped(
+      Effect.flatMap(scopedMcp(env), (mcp: McpProcess) =>
+        Effect.promise(async () => {
+          const { tools } = await mcp.client.listTools()
+          const result = await mcp.client.callTool({ name: "server_info", arguments: {} })
+          expect(result.isError).toBeFalsy()
+          const audit = await mcp.auditWhen((records) =>
+            records.some((r) => r.event === "tool_call" && r.tool === "server_info")
+          )
+          return {
+            tools: tools as unknown as ReadonlyArray<ListedTool>,
+            info: result.structuredContent as unknown as Info,
+            text: textOf(result),
+            audit
+          }
+        })
+      )
     )
-    return {
-      tools: tools as unknown as ReadonlyArray<ListedTool>,
-      info: result.structuredContent as unknown as Info,
-      text: textOf(result),
-      audit
-    }
-  } finally {
-    await mcp.close()
-  }
-}
+  )
 
 /** Each configuration is started once per run (the first test that needs it); starts are slow. */
 const memo = (env: () => Record<string, string>): (() => Promise<Observed>) => {

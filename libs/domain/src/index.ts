@@ -1,12 +1,129 @@
-export * from "./agent/AgentErrors.js"
-export * from "./agent/Interactions.js"
-export * from "./agent/Manifest.js"
-export * from "./agent/Runtime.js"
-export * from "./agent/TaskEvent.js"
-export * from "./agent/TaskState.js"
-export * from "./agent/TaskView.js"
-export * from "./errors/BinaryErrors.js"
-export * from "./errors/ErrorCode.js"
+export {
+  AGENT_ERROR_CODES,
+  AGENT_ERRORS,
+  AgentBridgeError,
+  AgentBridgeProtocolError,
+  AgentBridgeUnavailable,
+  AgentDisabled,
+  type AgentError,
+  AgentErrorCode,
+  AgentEventLimitReached,
+  AgentEventTooLarge,
+  AgentIdempotencyConflict,
+  AgentInteractionExpired,
+  AgentInteractionTimedOut,
+  AgentInteractionTooLarge,
+  AgentMessageTooLarge,
+  AgentProfileNotAllowed,
+  AgentPromptTooLarge,
+  AgentProviderDisconnected,
+  AgentProviderError,
+  AgentProviderInactive,
+  AgentResultNotRetrievable,
+  AgentResultStorageError,
+  AgentResultTooLarge,
+  AgentRuntimeNotAllowed,
+  AgentRuntimeNotReady,
+  AgentRuntimeUnavailable,
+  AgentSessionNotResumable,
+  AgentStorageLimitReached,
+  AgentTaskExists,
+  AgentTaskLimitReached,
+  AgentTaskNotActive,
+  AgentTaskNotFound,
+  AgentTaskTerminal,
+  AgentTaskTimedOut,
+  agentError,
+  type BridgeCallError,
+  BridgeClosed,
+  BridgeProtocolError,
+  BridgeRestarted,
+  BridgeSchedulingFailed,
+  BridgeShutdown,
+  InvalidApprovalDecision,
+  InvalidLimit,
+  InvalidQuestionAnswer,
+  InvalidRequest,
+  InvalidResultLimit,
+  InvalidResultOffset,
+  InvalidTaskTransition,
+  InvalidWorkdirPath,
+  LockPathUnsafe,
+  MethodNotFound,
+  PeerNotAuthorized,
+  PermissionOutsidePolicy,
+  ProtocolVersionUnsupported,
+  RelayedBridgeError,
+  RequestAlreadyResolved,
+  RequestExists,
+  RequestNotFound,
+  RequestPending,
+  RequestStale,
+  RequestTooLarge,
+  ResponseTooLarge,
+  SocketDirectoryUnsafe,
+  SocketPathInUse,
+  StateDirectoryUnsafe,
+  WorkdirPathNotFound
+} from "./agent/AgentErrors.js"
+export {
+  Answer,
+  ApprovalCategory,
+  ApprovalPayload,
+  ApprovalResolution,
+  checkAnswers,
+  checkDecision,
+  Decision,
+  PendingRequestView,
+  Question,
+  QuestionOption,
+  QuestionPayload,
+  QuestionResolution,
+  RequestedPermission,
+  RequestKind,
+  RequestStatus
+} from "./agent/Interactions.js"
+export {
+  canonicalJson,
+  Manifest,
+  sha256Hex
+} from "./agent/Manifest.js"
+export {
+  InFlightRecovery,
+  Profile,
+  profileRank,
+  RuntimeInfo,
+  RuntimeName
+} from "./agent/Runtime.js"
+export { TaskEvent } from "./agent/TaskEvent.js"
+export {
+  allowedTransitions,
+  canTransition,
+  isTerminal,
+  isWaiting,
+  TaskStatus,
+  TerminalStatus,
+  transition
+} from "./agent/TaskState.js"
+export {
+  ResultSummary,
+  TaskView
+} from "./agent/TaskView.js"
+export {
+  BinaryFileTooLarge,
+  BinarySourceConflict,
+  BinarySourceRequired,
+  BinaryTransferDisabled,
+  ExpectedRevisionNotAllowed,
+  ExpectedRevisionRequired,
+  InvalidBase64
+} from "./errors/BinaryErrors.js"
+export {
+  FILESYSTEM_ERRORS,
+  FilesystemErrorCode,
+  type FilesystemFrozenError,
+  renderError
+} from "./errors/ErrorCode.js"
 export type * from "./errors/FilesystemError.js"
 export {
   FROZEN_ERROR_CODES,
@@ -17,15 +134,85 @@ export {
   isFrozenError,
   isFrozenErrorCode
 } from "./errors/FrozenErrors.js"
-export * from "./errors/IngressErrors.js"
-export * from "./errors/InvalidArgument.js"
-export * from "./errors/LeaseErrors.js"
-export * from "./errors/Location.js"
-export * from "./errors/MutationErrors.js"
-export * from "./errors/PathErrors.js"
-export * from "./errors/ReadErrors.js"
-export * from "./redaction/HostPathRedaction.js"
-export * from "./rpc/Envelope.js"
+export {
+  AddressNotAllowed,
+  BinaryPayloadTooLarge,
+  DnsFailed,
+  FileIngressDisabled,
+  type FileIngressError,
+  FileIngressFailed,
+  FileIngressUnavailable,
+  HostNotAllowed,
+  TooManyRedirects,
+  UpstreamFailed,
+  UrlNotAllowed
+} from "./errors/IngressErrors.js"
+export { InvalidArgument } from "./errors/InvalidArgument.js"
+export {
+  AgentLockUnavailable,
+  WorkdirBusy,
+  WorkdirRecoveryRequired
+} from "./errors/LeaseErrors.js"
+export {
+  escapeControl,
+  location,
+  quoted,
+  shown
+} from "./errors/Location.js"
+export {
+  BinaryContentNotAllowed,
+  DirectoryNotEmpty,
+  EditConflict,
+  MetadataPreservationFailed,
+  MultipleHardlinksNotSupported,
+  MutationIoError,
+  ParentNotFound,
+  PathAlreadyExists,
+  RevisionConflict,
+  RootMutationNotAllowed,
+  TooManyEdits,
+  WorkdirReadOnly,
+  WriteTooLarge
+} from "./errors/MutationErrors.js"
+export {
+  AccessDenied,
+  DeniedPath,
+  HiddenPathNotAllowed,
+  NotADirectory,
+  NotAFile,
+  PathNotFound,
+  PathOutsideWorkdir,
+  ReservedPath,
+  ResourceExhausted,
+  SymlinkNotAllowed,
+  UnsupportedFileType,
+  WorkdirNotFound
+} from "./errors/PathErrors.js"
+export {
+  BinaryFile,
+  FileChangedDuringRead,
+  LineTooLarge,
+  ReadFailed,
+  ReadLimit,
+  ReadLimitExceeded,
+  ResourceTooLarge,
+  SearchFailed,
+  SearchTimeout,
+  UnsupportedTextEncoding
+} from "./errors/ReadErrors.js"
+export {
+  HostPathRedaction,
+  MAX_MESSAGE_LENGTH,
+  OUTSIDE_WORKDIR,
+  PATH_TEXT,
+  WORKDIR_TEXT
+} from "./redaction/HostPathRedaction.js"
+export {
+  type EnvelopeError,
+  EnvelopeErrors,
+  MAX_FRAME_BYTES,
+  PROTOCOL_VERSION
+} from "./rpc/Envelope.js"
 export {
   PendingRequestId,
   pendingRequestId,
@@ -34,11 +221,107 @@ export {
   TaskId,
   taskId
 } from "./rpc/Ids.js"
-export * from "./rpc/Methods.js"
+export {
+  ApprovalErrors,
+  ApprovalParams,
+  BRIDGE_CONTRACT,
+  BRIDGE_METHODS,
+  type BridgeContract,
+  type BridgeMethod,
+  CancelResult,
+  type DecodedParams,
+  EventsErrors,
+  EventsParams,
+  EventsResult,
+  isBridgeMethod,
+  MessageErrors,
+  MessageParams,
+  MessageResult,
+  type MethodError,
+  type MethodParams,
+  type MethodResult,
+  QuestionErrors,
+  QuestionParams,
+  ResolvedResult,
+  ResultReadErrors,
+  ResultReadParams,
+  ResultReadResult,
+  RuntimeListParams,
+  RuntimeListResult,
+  SubmitErrors,
+  SubmitParams,
+  SubmitResult,
+  TaskIdParams
+} from "./rpc/Methods.js"
 export { errorFromWire, errorToWire, WireError } from "./rpc/WireError.js"
-export * from "./tools/AgentTools.js"
-export * from "./tools/BinaryTools.js"
-export * from "./tools/Fields.js"
-export * from "./tools/MutationTools.js"
-export * from "./tools/ReadTools.js"
-export * from "./tools/ServerInfoTools.js"
+export {
+  AnswerAgentQuestionInput,
+  ListAgentRuntimesInput,
+  QuestionAnswerInput,
+  ReadAgentTaskEventsInput,
+  ReadAgentTaskResultInput,
+  RespondAgentApprovalInput,
+  SendAgentMessageInput,
+  SubmitAgentTaskInput,
+  TaskIdInput
+} from "./tools/AgentTools.js"
+export {
+  DownloadBinaryFileInput,
+  DownloadBinaryFileOutput,
+  FileParams,
+  UploadBinaryFileInput,
+  UploadBinaryFileOutput
+} from "./tools/BinaryTools.js"
+export {
+  AccessMode,
+  AgentMode,
+  described,
+  EntryType,
+  IntAtLeast,
+  Pattern,
+  RelativePath,
+  Revision,
+  Timestamp,
+  WorkdirAlias,
+  withDefault
+} from "./tools/Fields.js"
+export {
+  CreateDirectoryInput,
+  CreateDirectoryOutput,
+  CreateTextFileInput,
+  CreateTextFileOutput,
+  DeleteDirectoryInput,
+  DeleteDirectoryOutput,
+  DeleteFileInput,
+  DeleteFileOutput,
+  EditTextFileInput,
+  EditTextFileOutput,
+  TextEdit
+} from "./tools/MutationTools.js"
+export {
+  EntryInfo,
+  type FindFilesInput,
+  FindFilesOutput,
+  type ListDirectoryInput,
+  ListDirectoryOutput,
+  ListWorkdirsInput,
+  ListWorkdirsOutput,
+  makeFindFilesInput,
+  makeListDirectoryInput,
+  makeSearchTextInput,
+  ReadTextFileInput,
+  ReadTextFileOutput,
+  SearchMatch,
+  type SearchTextInput,
+  SearchTextOutput,
+  StatFileInput,
+  StatFileOutput,
+  WorkdirInfo
+} from "./tools/ReadTools.js"
+export {
+  CatalogMarker,
+  ServerInfoInput,
+  ServerInfoOutput,
+  ToolGroup,
+  ToolGroupCounts
+} from "./tools/ServerInfoTools.js"

@@ -2,7 +2,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Config, Effect, Either, Option } from "effect"
 import { ConfigurationError } from "./ConfigurationError.js"
-import type { Entry, VariableDoc } from "./GlobalSettings.js"
+import { type Entry, parseEntries, type VariableDoc } from "./GlobalSettings.js"
 import { isUnset, lenientFloat, type Parse, strictBool, strictInt } from "./Parsers.js"
 import type { Workdir } from "./Workdir.js"
 import { runtimeDirectoryProblem } from "./WorkdirOverlap.js"
@@ -351,16 +351,14 @@ export const bridgeVariableDocs = (): ReadonlyArray<VariableDoc> =>
 
 /** The bridge settings from the ambient ConfigProvider; the first bad value stops startup. */
 export const loadBridgeSettings: Effect.Effect<BridgeSettings, ConfigurationError> = Effect.gen(function* () {
-  const out: Record<string, unknown> = {}
-  for (const [key, entry] of Object.entries(BRIDGE_VARIABLES)) {
-    const raw = yield* Config.option(Config.string(entry.variable)).pipe(Effect.orDie)
-    const parsed = (entry.parse as Parse<unknown>)(Option.getOrUndefined(raw))
-    if (Either.isLeft(parsed)) {
-      return yield* new ConfigurationError({ variable: entry.variable, problem: parsed.left })
-    }
-    out[key] = parsed.right
+  const raw = new Map<string, string | undefined>()
+  for (const entry of Object.values(BRIDGE_VARIABLES)) {
+    const value = yield* Config.option(Config.string(entry.variable)).pipe(Effect.orDie)
+    raw.set(entry.variable, Option.getOrUndefined(value))
   }
-  const settings = out as unknown as BridgeSettings
+  const parsed = parseEntries(BRIDGE_VARIABLES, (variable) => raw.get(variable))
+  if (Either.isLeft(parsed)) return yield* new ConfigurationError(parsed.left)
+  const settings = parsed.right
   // Every active task must be able to hold its largest result and some events within its share.
   const perTask = minimumBytesPerActiveTask(settings)
   const least = settings.maxActiveTasks * perTask

@@ -1,3 +1,4 @@
+import { Either } from "effect"
 import type { AgentModeSetting, RuntimeName } from "./AgentSettings.js"
 import type { LogLevel, Parse, ParserKind } from "./Parsers.js"
 
@@ -64,4 +65,24 @@ export interface Entry<A> {
   readonly description: string
   /** Suffix of the per-workdir override (`WORKDIR_XX_<suffix>`), if the workdir may override it. */
   readonly override?: string
+}
+
+/**
+ * A whole table parsed into the settings record it describes, key by key and typed by the
+ * table's own mapped type (no cast of a loose record): the first variable that does not parse
+ * stops it, named with its problem.
+ */
+export const parseEntries = <T>(
+  entries: { readonly [K in keyof T]: Entry<T[K]> },
+  raw: (variable: string) => string | undefined
+): Either.Either<T, { readonly variable: string; readonly problem: string }> => {
+  const out: Partial<T> = {}
+  for (const key of Object.keys(entries) as Array<keyof T>) {
+    const entry = entries[key]
+    const parsed = entry.parse(raw(entry.variable))
+    if (Either.isLeft(parsed)) return Either.left({ variable: entry.variable, problem: parsed.left })
+    out[key] = parsed.right
+  }
+  // Every key of the table was assigned above.
+  return Either.right(out as T)
 }

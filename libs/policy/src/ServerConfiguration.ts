@@ -9,7 +9,7 @@ import {
 } from "./AgentSettings.js"
 import { ConfigurationError } from "./ConfigurationError.js"
 import { DenyPolicy } from "./DenyPolicy.js"
-import type { GlobalSettings } from "./GlobalSettings.js"
+import { type GlobalSettings, parseEntries } from "./GlobalSettings.js"
 import { globList, type Parse, strictBool, strictInt, text, unique } from "./Parsers.js"
 import type { InspectSlotDirectory } from "./SlotDirectory.js"
 import { GLOBAL_VARIABLES, UNSUPPORTED_SWITCHES } from "./Variables.js"
@@ -83,11 +83,9 @@ const boundedGlobs = (
 }
 
 const parseGlobal = (lookup: Lookup): GlobalSettings => {
-  const out: Record<string, unknown> = {}
-  for (const [key, entry] of Object.entries(GLOBAL_VARIABLES)) {
-    out[key] = read(lookup, entry.variable, entry.parse as Parse<unknown>)
-  }
-  const global = out as unknown as GlobalSettings
+  const global = Either.getOrElse(parseEntries(GLOBAL_VARIABLES, lookup), ({ variable, problem }) =>
+    fail(variable, problem)
+  )
   for (const s of UNSUPPORTED_SWITCHES) {
     if (!s.variable.startsWith("WORKDIR_") && read(lookup, s.variable, strictBool(false))) {
       fail(s.variable, `${s.feature} is not available in this version of ServerFS`)

@@ -6,17 +6,16 @@ import { ENV_FILE_VARIABLE } from "./Variables.js"
 /** The prefixes of ServerFS's own variables: a name with one of them is meant for ServerFS. */
 const PREFIXES = ["SERVERFS_", "WORKDIR_"] as const
 
-/** Every name some ServerFS process reads, built on first use (the tables are constant). */
-let knownNames: ReadonlySet<string> | undefined
-
-const known = (): ReadonlySet<string> => {
-  knownNames ??= new Set([
+/**
+ * Every name some ServerFS process reads. Built per call (once per startup or `config check`), not
+ * cached in module state: a few hundred names, and a function of constant tables.
+ */
+const known = (): ReadonlySet<string> =>
+  new Set([
     ...configurationVariableNames(),
     ...Object.values(BRIDGE_VARIABLES).map((entry) => entry.variable),
     ENV_FILE_VARIABLE
   ])
-  return knownNames
-}
 
 /**
  * The `SERVERFS_*` and `WORKDIR_*` names in the ambient configuration (the environment plus the

@@ -1,20 +1,146 @@
-export * from "./AgentSettings.js"
-export * from "./BridgeSettings.js"
-export * from "./Configuration.js"
-export * from "./ConfigurationError.js"
-export * from "./DenyPolicy.js"
-export * from "./EnvFile.js"
-export * from "./Fnmatch.js"
-export * from "./GlobalSettings.js"
-export * from "./Parsers.js"
-export * from "./PathGlob.js"
-export * from "./RequestPath.js"
-export * from "./ReservedNames.js"
-export * from "./ResolvedPath.js"
-export * from "./ServerConfiguration.js"
-export * from "./SlotDirectory.js"
-export * from "./UnknownVariables.js"
-export * from "./Variables.js"
-export * from "./Workdir.js"
-export * from "./WorkdirOverlap.js"
-export * from "./WorkdirRegistry.js"
+export {
+  AGENT_MODES,
+  type AgentModeSetting,
+  agentMode,
+  agentRuntimes,
+  KNOWN_RUNTIMES,
+  NATIVE_RUNTIMES,
+  type RuntimeName
+} from "./AgentSettings.js"
+export {
+  BRIDGE_VARIABLES,
+  type BridgeSettings,
+  bridgeVariableDocs,
+  loadBridgeSettings,
+  loadBridgeSettingsFor,
+  MAX_CONNECTIONS_LIMIT,
+  MAX_EVENT_BYTES_LIMIT,
+  MAX_INLINE_RESULT_BYTES,
+  MAX_PROMPT_BYTES_LIMIT,
+  MAX_SPOOLED_RESULT_BYTES,
+  MIN_EVENT_SHARE_BYTES,
+  minimumBytesPerActiveTask,
+  RESULT_PREVIEW_BYTES,
+  resultShareBytes,
+  taskShareBytes
+} from "./BridgeSettings.js"
+export {
+  Configuration,
+  EnvironmentConfigProvider,
+  environmentWithEnvFile
+} from "./Configuration.js"
+export {
+  ConfigurationError,
+  configurationErrorAuditLine,
+  configurationErrorLine,
+  configurationErrorOf
+} from "./ConfigurationError.js"
+export {
+  DenyPolicy,
+  type PathPolicySettings,
+  type PolicyVerdict
+} from "./DenyPolicy.js"
+export {
+  ENV_FILE_MAX_BYTES,
+  type EnvFileEntries,
+  type EnvFileProblem,
+  envFileProblemText,
+  parseEnvFile
+} from "./EnvFile.js"
+export {
+  type CompiledPattern,
+  type CompileOptions,
+  compile,
+  compilePattern,
+  fnmatch,
+  matchCompiled,
+  matcher
+} from "./Fnmatch.js"
+export {
+  type Entry,
+  type GlobalSettings,
+  parseEntries,
+  type VariableDoc
+} from "./GlobalSettings.js"
+export {
+  globList,
+  hostList,
+  isUnset,
+  LOG_LEVELS,
+  type LogLevel,
+  lenientBool,
+  lenientFloat,
+  lenientInt,
+  logLevel,
+  type Parse,
+  type ParserKind,
+  strictBool,
+  strictCountIn,
+  strictFloatIn,
+  strictInt,
+  strictIntIn,
+  text,
+  unique
+} from "./Parsers.js"
+export {
+  compilePathGlob,
+  type GlobState,
+  isPathGlob,
+  matchPath,
+  type PathGlob
+} from "./PathGlob.js"
+export {
+  EXIT_CONFIGURATION,
+  EXIT_FAILURE,
+  EXIT_OK,
+  exitTeardown,
+  type ProgramExit,
+  withExitCode
+} from "./ProgramExit.js"
+export {
+  joinComponents,
+  type NormalizedPath,
+  normalizeRequestPath
+} from "./RequestPath.js"
+export {
+  DISABLED_SENTINEL,
+  isReservedName,
+  RESERVED_RG_EXCLUDES,
+  TEMP_PREFIX
+} from "./ReservedNames.js"
+export {
+  type ResolvedPath,
+  resolvePath
+} from "./ResolvedPath.js"
+export {
+  configurationVariableNames,
+  type Lookup,
+  parseServerConfiguration,
+  type ServerConfiguration,
+  SLOT_COUNT
+} from "./ServerConfiguration.js"
+export {
+  type InspectSlotDirectory,
+  inspectSlotDirectory,
+  type SlotDirectory
+} from "./SlotDirectory.js"
+export { unknownVariables } from "./UnknownVariables.js"
+export {
+  allVariableDocs,
+  ENV_FILE_VARIABLE,
+  GLOBAL_VARIABLES,
+  UNSUPPORTED_SWITCHES,
+  WORKDIR_VARIABLES
+} from "./Variables.js"
+export {
+  slotId,
+  type Workdir
+} from "./Workdir.js"
+export {
+  type DirectoryLocation,
+  type LocateDirectory,
+  locateDirectory,
+  runtimeDirectoryProblem,
+  workdirOverlapProblem
+} from "./WorkdirOverlap.js"
+export { WorkdirRegistry } from "./WorkdirRegistry.js"

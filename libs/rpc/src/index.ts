@@ -1,10 +1,51 @@
-export * from "./BridgeClient.js"
-export * from "./Dispatch.js"
-export * from "./LineBuffer.js"
-export * from "./PeerCheck.js"
-export * from "./RequestDecoder.js"
-export * from "./RequestId.js"
-export * from "./ResponseDecoder.js"
-export * from "./ResponseFrame.js"
-export * from "./RpcServer.js"
-export * from "./StrictJson.js"
+export {
+  BridgeClient,
+  type BridgeClientOptions,
+  type BridgeClientService,
+  makeBridgeClient,
+  UNAVAILABLE
+} from "./BridgeClient.js"
+export {
+  answer,
+  type RpcHandler
+} from "./Dispatch.js"
+export {
+  type Frame,
+  LineBuffer
+} from "./LineBuffer.js"
+export {
+  type AllowedPeer,
+  isPeerAllowed,
+  readPeerCred,
+  resolveAllowedPeer
+} from "./PeerCheck.js"
+export {
+  type DecodedRequest,
+  decodeRequest
+} from "./RequestDecoder.js"
+export {
+  MCP_REQUEST_ID_PATTERN,
+  newRequestId
+} from "./RequestId.js"
+export {
+  decodeResponse,
+  PROTOCOL_FAILURE,
+  protocolFailure
+} from "./ResponseDecoder.js"
+export {
+  BRIDGE_FAULT_MESSAGE,
+  errorFrame,
+  successFrame
+} from "./ResponseFrame.js"
+export {
+  DEFAULT_IDLE_TIMEOUT_SECONDS,
+  DEFAULT_MAX_CONNECTIONS,
+  type RpcServerOptions,
+  serveRpc
+} from "./RpcServer.js"
+export {
+  isPlainObject,
+  type ParsedJson,
+  parseJsonLine,
+  stringifyJson
+} from "./StrictJson.js"

@@ -1,9 +1,69 @@
-export * from "./EventPayload.js"
-export * from "./ImmediateTransaction.js"
-export * from "./Migrations.js"
-export * from "./PendingRequestRecord.js"
-export * from "./ResultSpool.js"
-export * from "./StateDirectory.js"
-export * from "./TaskRecord.js"
-export * from "./TaskStore.js"
-export * from "./Utf8.js"
+export {
+  type FittedPayload,
+  fitEventPayload,
+  SHRINKABLE_EVENT_TYPE
+} from "./EventPayload.js"
+export { makeImmediateTransaction } from "./ImmediateTransaction.js"
+export {
+  EVENT_ROW_OVERHEAD_BYTES,
+  MIGRATIONS_TABLE,
+  migrations,
+  runMigrations
+} from "./Migrations.js"
+export { PendingRequestRecord } from "./PendingRequestRecord.js"
+export {
+  chunkAt,
+  MAX_RESULT_CHUNK_BYTES,
+  RESULTS_DIRECTORY,
+  type ReadResultError,
+  type ResultChunk,
+  ResultSpool,
+  type ResultSpoolShape,
+  type SpooledResult
+} from "./ResultSpool.js"
+export {
+  checkStateDirectory,
+  DATABASE_COMPANIONS,
+  DATABASE_FILE,
+  forceDatabaseModes,
+  prepareStateDirectory,
+  type StatePaths
+} from "./StateDirectory.js"
+export {
+  isTaskId,
+  makeRequestId,
+  makeTaskId,
+  type NewTask,
+  ResultStorage,
+  TASK_ID_PATTERN,
+  TaskRecord,
+  type TransitionPatch
+} from "./TaskRecord.js"
+export { TaskStore } from "./TaskStore.js"
+export {
+  type AbandonResult,
+  type BudgetOptions,
+  type BudgetOutcome,
+  type EventLimits,
+  type EventRefusal,
+  eventStoredBytes,
+  type GcOptions,
+  type Instant,
+  MAX_EVENTS_PAGE,
+  type NewEvent,
+  RESULT_PREVIEW_ALLOWANCE_BYTES,
+  type RequestChange,
+  type StorageUsage,
+  type TaskStoreShape,
+  type TransitionEvent,
+  type TransitionResult
+} from "./TaskStoreShape.js"
+export {
+  boundaryAtOrBefore,
+  completeCharactersEnd,
+  decodeUtf8,
+  isContinuationByte,
+  utf8Bytes,
+  utf8Length,
+  utf8Prefix
+} from "./Utf8.js"

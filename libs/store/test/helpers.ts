@@ -5,7 +5,7 @@ import * as path from "node:path"
 import { SqlClient } from "@effect/sql"
 import { SqliteClient } from "@effect/sql-sqlite-node"
 import type { Manifest } from "@serverfs/domain"
-import { Effect, Exit, Layer } from "effect"
+import { Effect, Exit, Layer, type Scope } from "effect"
 import { makeTaskId, type NewTask, type ResultSpool, TaskStore } from "../src/index.js"
 
 export const LIMITS = {
@@ -34,6 +34,12 @@ export const makeTempState = (): TempState => {
     remove: () => fs.rmSync(base, { recursive: true, force: true })
   }
 }
+
+/** A fresh temp state for one test, removed by the test's Scope however it ends (`it.scoped`). */
+export const scopedTempState: Effect.Effect<TempState, never, Scope.Scope> = Effect.acquireRelease(
+  Effect.sync(makeTempState),
+  (temp) => Effect.sync(temp.remove)
+)
 
 export const modeOf = (p: string): number => fs.lstatSync(p).mode & 0o7777
 
@@ -91,10 +97,11 @@ export const insertRunning = (overrides: Partial<NewTask> = {}) =>
   })
 
 /** Runs `effect` against the store on real files in `stateDir`, closing it afterwards. */
-export const withStore = <A, E>(
+export const withStore = <A, E, R>(
   stateDir: string,
-  effect: Effect.Effect<A, E, TaskStore | ResultSpool>
-): Effect.Effect<A, unknown> => Effect.provide(effect, TaskStore.layer({ stateDir }))
+  effect: Effect.Effect<A, E, R>
+): Effect.Effect<A, unknown, Exclude<R, TaskStore | ResultSpool>> =>
+  Effect.provide(effect, TaskStore.layer({ stateDir }))
 
 /** The exit of opening the store (for the unsafe-directory cases). */
 export const openExit = (stateDir: string) =>

@@ -1,4 +1,4 @@
-import { Effect, Layer } from "effect"
+import { Clock, DateTime, Effect, Layer } from "effect"
 import { AuditSink } from "./AuditSink.js"
 
 /**
@@ -24,17 +24,22 @@ export class AuditLog extends Effect.Service<AuditLog>()("@serverfs/telemetry-lo
   effect: Effect.gen(function* () {
     const sink = yield* AuditSink
     let threshold = RANK.INFO
+    // The timestamp comes from the Clock (a test's TestClock included); a record below the
+    // threshold costs no clock read.
     const emit = (level: AuditLevel, event: string, fields: AuditFields = {}): Effect.Effect<void> =>
-      Effect.sync(() => {
-        if (RANK[level] < threshold) return
-        const record: Record<string, AuditValue> = {
-          timestamp: new Date().toISOString(),
-          level,
-          event
-        }
-        for (const [key, value] of Object.entries(fields)) if (value !== undefined) record[key] = value
-        sink.write(JSON.stringify(record))
-      })
+      Effect.suspend(() =>
+        RANK[level] < threshold
+          ? Effect.void
+          : Effect.map(Clock.currentTimeMillis, (now) => {
+              const record: Record<string, AuditValue> = {
+                timestamp: DateTime.formatIso(DateTime.unsafeMake(now)),
+                level,
+                event
+              }
+              for (const [key, value] of Object.entries(fields)) if (value !== undefined) record[key] = value
+              sink.write(JSON.stringify(record))
+            })
+      )
     const setLevel = (level: AuditLevel): Effect.Effect<void> =>
       Effect.sync(() => {
         threshold = RANK[level]

@@ -1,3 +1,9 @@
-export * from "./AuditLog.js"
-export * from "./AuditSink.js"
-export * from "./JsonLogger.js"
+export {
+  type AuditFields,
+  type AuditLevel,
+  AuditLog,
+  type AuditLogOptions,
+  type AuditValue
+} from "./AuditLog.js"
+export { AuditSink } from "./AuditSink.js"
+export { JsonLoggerLive } from "./JsonLogger.js"

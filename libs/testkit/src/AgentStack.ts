@@ -1,5 +1,8 @@
 import { type ChildProcess, spawn } from "node:child_process"
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
+import { Effect, type Scope } from "effect"
+import { eventuallyAsync, NotReached } from "./Eventually.js"
+import { jsonObjectLines } from "./JsonLines.js"
 import { type McpProcess, startMcp } from "./McpProcess.js"
 import { bridgeMain } from "./RepoPaths.js"
 import { makeTempTree, type TempTree } from "./TempTree.js"
@@ -85,17 +88,7 @@ const installExitHook = (): void => {
   })
 }
 
-const parseJsonLines = (lines: ReadonlyArray<string>): ReadonlyArray<Record<string, unknown>> =>
-  lines.flatMap((line) => {
-    try {
-      const value: unknown = JSON.parse(line)
-      return typeof value === "object" && value !== null && !Array.isArray(value)
-        ? [value as Record<string, unknown>]
-        : []
-    } catch {
-      return []
-    }
-  })
+const parseJsonLines = jsonObjectLines
 
 /** Wait until `child` has exited (at once if it already has). */
 const exited = (child: ChildProcess): Promise<void> =>
@@ -288,8 +281,7 @@ const deferredBridge = (env: Readonly<Record<string, string>>): BridgeProcess =>
   }
 }
 
-// ---- polling helpers ---------------------------------------------------------------------------
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+// ---- waiting on tasks ----------------------------------------------------------------------------
 
 const callOk = async (
   client: Client,
@@ -304,7 +296,7 @@ const callOk = async (
 }
 
 /**
- * Poll get_agent_task until the task's status is one of `statuses`; returns that task view.
+ * Ask get_agent_task (through `eventually`) until the task's status is one of `statuses`; returns that task view.
  * Fails with the last status seen when `timeoutMs` passes first.
  */
 export const waitForStatus = async (
@@ -313,17 +305,20 @@ export const waitForStatus = async (
   statuses: ReadonlyArray<string>,
   timeoutMs = 30_000
 ): Promise<Record<string, unknown>> => {
-  const deadline = Date.now() + timeoutMs
   let last = "(none)"
-  for (;;) {
-    const task = await callOk(client, "get_agent_task", { task_id: taskId })
-    last = String(task.status)
-    if (statuses.includes(last)) return task
-    if (Date.now() > deadline) {
-      throw new Error(`task ${taskId} did not reach ${statuses.join("|")} in ${timeoutMs} ms (last: ${last})`)
-    }
-    await sleep(50)
-  }
+  return eventuallyAsync(
+    `task ${taskId} reaching ${statuses.join("|")}`,
+    async () => {
+      const task = await callOk(client, "get_agent_task", { task_id: taskId })
+      last = String(task.status)
+      return statuses.includes(last) ? task : undefined
+    },
+    timeoutMs
+  ).catch((error: unknown) => {
+    throw error instanceof NotReached
+      ? new Error(`task ${taskId} did not reach ${statuses.join("|")} in ${timeoutMs} ms (last: ${last})`)
+      : error
+  })
 }
 
 export interface AgentEvent {
@@ -359,3 +354,27 @@ export const readAllEvents = async (
     cursor = page.next_after_event_id as number
   }
 }
+
+// ---- scoped acquisition ------------------------------------------------------------------------
+
+/**
+ * The whole stack for as long as the enclosing Scope lasts (`it.scoped`, or `layer(...)` for a
+ * describe block): the scope's finalizer stops both processes and removes the tree, whatever way
+ * the test ends — no afterEach, no finally.
+ */
+export const scopedAgentStack = (
+  options: AgentStackOptions = {}
+): Effect.Effect<AgentStack, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.promise(() => startAgentStack(options)),
+    (stack) => Effect.promise(stack.stop)
+  )
+
+/** A bridge process for as long as the enclosing Scope lasts; SIGTERM (then SIGKILL) on release. */
+export const scopedBridgeProcess = (
+  env: Readonly<Record<string, string>>
+): Effect.Effect<BridgeProcess, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.promise(() => startBridgeProcess(env)),
+    (bridge) => Effect.promise(() => bridge.kill("SIGTERM"))
+  )

@@ -1,3 +1,4 @@
+import { randomBytes } from "node:crypto"
 import * as http from "node:http"
 import type { AddressInfo } from "node:net"
 
@@ -114,11 +115,8 @@ export interface FakeMessagesServer {
 const sse = (res: http.ServerResponse, event: string, data: unknown) =>
   res.write(`event: ${event}\ndata: ${JSON.stringify(data)}\n\n`)
 
-let counter = 0
-const nextId = (prefix: string) => {
-  counter += 1
-  return `${prefix}_fake${String(Date.now() % 1_000_000).padStart(6, "0")}${String(counter).padStart(6, "0")}`
-}
+/** A unique provider-side id (message, tool use): random, so no counter is shared across servers. */
+const nextId = (prefix: string) => `${prefix}_fake${randomBytes(6).toString("hex")}`
 
 const usage = {
   input_tokens: 100,

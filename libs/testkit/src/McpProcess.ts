@@ -1,5 +1,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { Effect, type Scope } from "effect"
+import { eventuallyAsync } from "./Eventually.js"
+import { jsonObjectLines } from "./JsonLines.js"
 import { mcpMain } from "./RepoPaths.js"
 
 /**
@@ -44,21 +47,28 @@ export const startMcp = async (
   const pid = transport.pid
   if (pid === null) throw new Error("server did not start")
   const stderrLines = () => stderr.split("\n").filter((l) => l !== "")
-  const audit = () =>
-    stderrLines().flatMap((line) => {
-      try {
-        return [JSON.parse(line) as Record<string, unknown>]
-      } catch {
-        return []
-      }
-    })
-  const auditWhen = async (
+  const audit = () => jsonObjectLines(stderrLines())
+  const auditWhen = (
     ready: (records: ReadonlyArray<Record<string, unknown>>) => boolean,
     timeoutMs = 5_000
-  ) => {
-    const deadline = Date.now() + timeoutMs
-    while (!ready(audit()) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10))
-    return audit()
-  }
+  ) =>
+    eventuallyAsync(
+      "the audit records",
+      async () => {
+        const records = audit()
+        return ready(records) ? records : undefined
+      },
+      timeoutMs
+    ).catch(() => audit())
   return { client, pid, stderrLines, audit, auditWhen, close: () => client.close() }
 }
+
+/** The MCP process for as long as the enclosing Scope lasts (`it.scoped`): closed by its finalizer. */
+export const scopedMcp = (
+  env: Record<string, string>,
+  command: ReadonlyArray<string> = []
+): Effect.Effect<McpProcess, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.promise(() => startMcp(env, command)),
+    (mcp) => Effect.promise(mcp.close)
+  )

@@ -1,6 +1,7 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
+import { Context, Effect, Layer, type Scope } from "effect"
 
 /**
  * A throwaway directory tree for tests. `root` is the workdir a test configures; `outside` is a
@@ -43,4 +44,26 @@ export const makeTempTree = (prefix = "serverfs-test-"): TempTree => {
     },
     remove: () => fs.rmSync(base, { recursive: true, force: true })
   }
+}
+
+/**
+ * A TempTree that lives as long as the enclosing Scope (`it.scoped`, `Effect.scoped`): removed by
+ * the scope's finalizer whatever way the test ends, so no test cleans up by hand.
+ */
+export const scopedTempTree = (prefix = "serverfs-test-"): Effect.Effect<TempTree, never, Scope.Scope> =>
+  Effect.acquireRelease(
+    Effect.sync(() => makeTempTree(prefix)),
+    (tree) => Effect.sync(tree.remove)
+  )
+
+/**
+ * One TempTree shared by a describe block: `layer(SharedTempTree.layer())("…", (it) => …)` from
+ * @effect/vitest builds it before the block's first test and removes it after the last.
+ */
+export class SharedTempTree extends Context.Tag("@serverfs/testkit/SharedTempTree")<
+  SharedTempTree,
+  TempTree
+>() {
+  static readonly layer = (prefix?: string): Layer.Layer<SharedTempTree> =>
+    Layer.scoped(SharedTempTree, scopedTempTree(prefix))
 }

@@ -1,11 +1,89 @@
-export * from "./AgentStack.js"
-export * from "./BridgeSocket.js"
-export * from "./ClaudeTestEnv.js"
-export * from "./CodexDaemon.js"
-export * from "./CodexHome.js"
-export * from "./FakeMessagesServer.js"
-export * from "./FakeResponsesServer.js"
-export * from "./McpProcess.js"
-export * from "./RepoPaths.js"
-export * from "./TempTree.js"
-export * from "./ToolText.js"
+export {
+  type AgentEvent,
+  type AgentStack,
+  type AgentStackOptions,
+  agentStackEnv,
+  type BridgeProcess,
+  readAllEvents,
+  scopedAgentStack,
+  scopedBridgeProcess,
+  startAgentStack,
+  startBridgeProcess,
+  type ToolCallResult,
+  waitForStatus
+} from "./AgentStack.js"
+export {
+  type BridgeResponse,
+  bridgeCall,
+  type RawExchange,
+  type RawExchangeOptions,
+  rawExchange,
+  requestLine
+} from "./BridgeSocket.js"
+export {
+  bundledClaudeBinary,
+  type ClaudeSandbox,
+  fileBytes,
+  makeClaudeSandbox
+} from "./ClaudeTestEnv.js"
+export {
+  cleanupCodexDaemon,
+  controlSocket,
+  killCodexDaemon,
+  processesMentioning,
+  startCodexDaemon
+} from "./CodexDaemon.js"
+export {
+  type CodexHome,
+  type CodexHomeOptions,
+  codexBin,
+  makeCodexHome
+} from "./CodexHome.js"
+export { type EventuallyOptions, eventually, eventuallyAsync, NotReached } from "./Eventually.js"
+export {
+  askReply,
+  bashReply,
+  type ClaudeAskedQuestion,
+  type FakeMessagesServer,
+  httpErrorReply,
+  lastToolResults,
+  longCommandReply,
+  type MessagesBody,
+  type MessagesReply,
+  type MessagesRequest,
+  type MessagesScript,
+  messageTexts,
+  startFakeMessagesServer,
+  textReply,
+  toolUseReply
+} from "./FakeMessagesServer.js"
+export {
+  type FakeQuestion,
+  type FakeReply,
+  type FakeResponsesServer,
+  type RecordedRequest,
+  type ScriptedReply,
+  startFakeResponsesServer,
+  type ToolOutput
+} from "./FakeResponsesServer.js"
+export {
+  type McpProcess,
+  scopedMcp,
+  startMcp
+} from "./McpProcess.js"
+export {
+  bridgeMain,
+  cliMain,
+  mcpMain,
+  repoRoot
+} from "./RepoPaths.js"
+export {
+  makeTempTree,
+  SharedTempTree,
+  scopedTempTree,
+  type TempTree
+} from "./TempTree.js"
+export {
+  errorCodeOf,
+  textOf
+} from "./ToolText.js"

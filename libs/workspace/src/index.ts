@@ -1,14 +1,50 @@
-export * from "./BinaryTransfer.js"
-export * from "./binary/downloadBinaryFile.js"
-export * from "./binary/StrictBase64.js"
-export * from "./binary/uploadBinaryFile.js"
-export * from "./ChannelContext.js"
-export * from "./CodePointOrder.js"
+export { BinaryTransfer } from "./BinaryTransfer.js"
+export {
+  type DownloadError,
+  type DownloadedFile,
+  downloadBinaryFile
+} from "./binary/downloadBinaryFile.js"
+export {
+  decodeStrictBase64,
+  isStrictBase64,
+  maxEncodedLength
+} from "./binary/StrictBase64.js"
+export {
+  type UploadError,
+  uploadBinaryFile
+} from "./binary/uploadBinaryFile.js"
+export {
+  type ChannelContext,
+  resolve
+} from "./ChannelContext.js"
+export { compareCodePoints } from "./CodePointOrder.js"
 export { mimeTypeOf } from "./channels/statFile.js"
-export * from "./DescriptorWalk.js"
-export * from "./FileIngress.js"
-export * from "./FileKind.js"
-export * from "./LeaseManager.js"
+export {
+  openDirectory,
+  openDirectorySync,
+  openParent,
+  WalkFailure
+} from "./DescriptorWalk.js"
+export {
+  FileIngress,
+  FileIngressDisabledLayer,
+  type FileIngressRequest,
+  type IngressSource
+} from "./FileIngress.js"
+export {
+  entryTypeOfDirent,
+  entryTypeOfMode,
+  isDirectory,
+  isRegular,
+  isSymlink,
+  timestampOf
+} from "./FileKind.js"
+export {
+  guardName,
+  type LeaseError,
+  LeaseManager,
+  lockFileName
+} from "./LeaseManager.js"
 export {
   type GuardState,
   guardPresence,
@@ -39,17 +75,70 @@ export {
   openLockFileSync
 } from "./lease/LockFile.js"
 export { MAX_GUARD_BYTES, RecoveryGuard, RecoveryGuardJson } from "./lease/RecoveryGuard.js"
-export * from "./Mutations.js"
-export * from "./mutations/EditPlan.js"
-export * from "./mutations/Metadata.js"
-export * from "./mutations/MutationContext.js"
-export * from "./mutations/TempFile.js"
-export * from "./mutations/TextContent.js"
-export * from "./OsError.js"
-export * from "./ReadChannels.js"
-export * from "./RegularFile.js"
-export * from "./Revision.js"
-export * from "./Ripgrep.js"
-export * from "./TextPage.js"
-export * from "./TreeWalk.js"
-export * from "./WorkdirRoots.js"
+export {
+  leaseHolderMutations,
+  Mutations
+} from "./Mutations.js"
+export {
+  applyEdit,
+  applyEdits,
+  type EditOutcome,
+  type PlannedEdit
+} from "./mutations/EditPlan.js"
+export { copyMetadata } from "./mutations/Metadata.js"
+export {
+  authorize,
+  checkNamedRevision,
+  type MutationContext,
+  type MutationParent,
+  openMutationParent,
+  syncDirectory
+} from "./mutations/MutationContext.js"
+export {
+  createTempFile,
+  type TempFile,
+  tempName,
+  writeAll
+} from "./mutations/TempFile.js"
+export {
+  isStorableText,
+  UTF8_BOM,
+  utf8Length
+} from "./mutations/TextContent.js"
+export {
+  type At,
+  codeOf,
+  isPermissionReason,
+  mapOsError,
+  reasonOf,
+  toWalkError
+} from "./OsError.js"
+export { ReadChannels } from "./ReadChannels.js"
+export {
+  type OpenedFile,
+  openRegularFile,
+  openRegularFileSync
+} from "./RegularFile.js"
+export { revisionOf } from "./Revision.js"
+export {
+  type RawMatch,
+  type RipgrepOptions,
+  type RipgrepOutcome,
+  ripgrepArgs,
+  runRipgrep
+} from "./Ripgrep.js"
+export {
+  decodeUtf8,
+  type PageRequest,
+  type PageResult,
+  readFully,
+  readPage
+} from "./TextPage.js"
+export {
+  isLargeDirectory,
+  type ListingRequest,
+  orderOf,
+  TreeWalk,
+  type WalkVisitor
+} from "./TreeWalk.js"
+export { WorkdirRoots } from "./WorkdirRoots.js"

@@ -4,6 +4,7 @@ import { flock, isWouldBlock, LOCK } from "@serverfs/posix"
 import {
   type AgentStack,
   errorCodeOf,
+  eventuallyAsync,
   readAllEvents,
   type ToolCallResult,
   textOf,
@@ -65,19 +66,11 @@ export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  * Repeat `attempt` until it returns a value (not undefined), bounded: for state a client cannot
  * observe directly (e.g. the lease released in the background after a task ended).
  */
-export const eventually = async <A>(
+export const eventually: <A>(
   what: string,
   attempt: () => Promise<A | undefined>,
-  timeoutMs = 30_000
-): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await attempt()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`${what}: not reached in ${timeoutMs} ms`)
-    await sleep(50)
-  }
-}
+  timeoutMs?: number
+) => Promise<A> = eventuallyAsync
 
 /** Cancel every task of `ids` that is not terminal yet (test cleanup). */
 export const cancelAll = async (client: Client, ids: Iterable<string>): Promise<void> => {
@@ -107,9 +100,12 @@ export const auditArrived = async (
   tool: string,
   found: (line: Record<string, unknown>) => boolean
 ): Promise<void> => {
-  const deadline = Date.now() + 5_000
-  while (!auditOf(stack, tool).some(found) && Date.now() < deadline)
-    await new Promise((r) => setTimeout(r, 10))
+  // Bounded, not asserted: the caller's own expectation then reports what is missing.
+  await eventuallyAsync(
+    `a ${tool} audit line`,
+    async () => auditOf(stack, tool).some(found) || undefined,
+    5_000
+  ).catch(() => undefined)
 }
 
 /** Host paths of the stack a client must never see: the temp base (and everything under it). */

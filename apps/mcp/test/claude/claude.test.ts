@@ -10,6 +10,7 @@ import * as path from "node:path"
 import {
   askReply,
   bashReply,
+  eventuallyAsync,
   lastToolResults,
   messageTexts,
   readAllEvents,
@@ -209,9 +210,11 @@ describe("Claude through serverfs-mcp", () => {
     const { taskId } = await submitWhenFree(client(), "Remember the codeword HERON, then talk slowly")
     await waitForStatus(client(), taskId, ["running"], 60_000)
     // Wait for the model request: the CLI is streaming its answer now.
-    const deadline = Date.now() + 30_000
-    while (cs.server.modelRequests().length === 0 && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 25))
+    await eventuallyAsync(
+      "the model request",
+      async () => cs.server.modelRequests().length > 0 || undefined,
+      30_000
+    ).catch(() => undefined)
     const steer = await fails(client(), "send_agent_message", { task_id: taskId, message: "focus on tests" })
     expect(steer.code).toBe("AGENT_PROVIDER_ERROR")
     expect(steer.text).toContain("live steering is not enabled")

@@ -4,8 +4,10 @@ import {
   bundledClaudeBinary,
   type ClaudeSandbox,
   errorCodeOf,
+  eventuallyAsync,
   type FakeMessagesServer,
   makeClaudeSandbox,
+  NotReached,
   readAllEvents,
   startAgentStack,
   startFakeMessagesServer,
@@ -113,23 +115,29 @@ export const submitWhenFree = async (
   prompt: string,
   extra: Record<string, unknown> = {}
 ): Promise<{ readonly taskId: string; readonly status: string }> => {
-  const deadline = Date.now() + 15_000
-  for (;;) {
-    const result = await call(client, "submit_agent_task", {
-      runtime: "claude",
-      workdir: "main",
-      prompt,
-      ...extra
-    })
-    if (result.isError !== true && result.structuredContent !== undefined) {
-      return {
-        taskId: String(result.structuredContent.task_id),
-        status: String(result.structuredContent.status)
+  let busy = ""
+  return eventuallyAsync(
+    "the workdir lease released",
+    async () => {
+      const result = await call(client, "submit_agent_task", {
+        runtime: "claude",
+        workdir: "main",
+        prompt,
+        ...extra
+      })
+      if (result.isError !== true && result.structuredContent !== undefined) {
+        return {
+          taskId: String(result.structuredContent.task_id),
+          status: String(result.structuredContent.status)
+        }
       }
-    }
-    const text = textOf(result)
-    if (errorCodeOf(text) !== "WORKDIR_BUSY" || Date.now() > deadline)
-      throw new Error(`submit failed: ${text}`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
-  }
+      const text = textOf(result)
+      if (errorCodeOf(text) !== "WORKDIR_BUSY") throw new Error(`submit failed: ${text}`)
+      busy = text
+      return undefined
+    },
+    15_000
+  ).catch((error: unknown) => {
+    throw error instanceof NotReached ? new Error(`submit failed: ${busy}`) : error
+  })
 }

@@ -1,5 +1,5 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { errorCodeOf, type ToolCallResult, textOf, waitForStatus } from "@serverfs/testkit"
+import { errorCodeOf, eventuallyAsync, type ToolCallResult, textOf, waitForStatus } from "@serverfs/testkit"
 import { expect } from "vitest"
 
 /**
@@ -71,16 +71,9 @@ export const expectStatus = async (client: Client, taskId: string, status: strin
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
-export const eventually = async <A>(
+/** Repeat `attempt` until it returns a value, bounded (the testkit's one `eventually`). */
+export const eventually: <A>(
   what: string,
   attempt: () => Promise<A | undefined>,
-  timeoutMs = 30_000
-) => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await attempt()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`${what}: not reached in ${timeoutMs} ms`)
-    await sleep(50)
-  }
-}
+  timeoutMs?: number
+) => Promise<A> = eventuallyAsync

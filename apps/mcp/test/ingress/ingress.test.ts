@@ -3,7 +3,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { AuditSink } from "@serverfs/telemetry-local"
-import { repoRoot } from "@serverfs/testkit"
+import { eventually, repoRoot } from "@serverfs/testkit"
 import { FileIngress, FileIngressDisabledLayer } from "@serverfs/workspace"
 import { ConfigProvider, Effect, Either, Layer } from "effect"
 import { afterAll, beforeAll } from "vitest"
@@ -415,9 +415,10 @@ describe("file ingress: size and time bounds", () => {
           "FILE_INGRESS_FAILED"
         )
         // The killed process's connection closes: the server sees its socket go.
-        yield* Effect.promise(async () => {
-          while (server.sockets.size > before) await new Promise((r) => setTimeout(r, 50))
-        })
+        yield* eventually(
+          "the fetcher's connection closed",
+          Effect.sync(() => server.sockets.size <= before || undefined)
+        )
       }),
     { timeout: 10_000 }
   )

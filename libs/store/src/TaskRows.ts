@@ -1,0 +1,211 @@
+import {
+  AgentIdempotencyConflict,
+  AgentTaskExists,
+  AgentTaskLimitReached,
+  isTerminal,
+  isWaiting,
+  sha256Hex,
+  type TaskStatus,
+  transition as tableTransition
+} from "@serverfs/domain"
+import { Effect, Either, Option } from "effect"
+import type { EventLog } from "./EventLog.js"
+import {
+  canonical,
+  decodeTasks,
+  firstTask,
+  fromEither,
+  isoEffect,
+  nowIso,
+  type StoreContext,
+  TERMINAL
+} from "./StoreContext.js"
+import { isTaskId, type NewTask, type TaskRecord, type TransitionPatch } from "./TaskRecord.js"
+import type { Instant, TransitionEvent } from "./TaskStoreShape.js"
+
+/**
+ * Task rows (bridge-internals §5): insertion under the active-task cap and the idempotency key,
+ * lookups, and the one way a status changes — the domain's transition table, applied inside a
+ * BEGIN IMMEDIATE transaction together with the event that announces it.
+ */
+export const makeTaskRows = (ctx: StoreContext, events: EventLog) => {
+  const { sql, mutate, requireTask, selectTask, storedTask, writeTask, staleOpenRequests } = ctx
+  const { appendWithin } = events
+
+  const insertTask = Effect.fn("TaskStore.insertTask")(function* (
+    task: NewTask,
+    options: { readonly maxActiveTasks: number }
+  ) {
+    if (!isTaskId(task.task_id)) return yield* Effect.dieMessage("insertTask: a task id is agt_ + 24 hex")
+    const now = yield* nowIso
+    const deadline = yield* isoEffect(task.deadline_at)
+    const manifestJson = yield* canonical(task.manifest)
+    const record: TaskRecord = {
+      task_id: task.task_id,
+      runtime: task.runtime,
+      workdir_alias: task.workdir_alias,
+      workdir_slot: task.workdir_slot,
+      relative_cwd: task.relative_cwd,
+      profile: task.profile,
+      status: "queued",
+      created_at: now,
+      started_at: null,
+      updated_at: now,
+      completed_at: null,
+      deadline_at: deadline,
+      continue_from_task_id: task.continue_from_task_id,
+      correlation_id: task.correlation_id,
+      idempotency_key: task.idempotency_key,
+      request_fingerprint: task.request_fingerprint,
+      requested_model: task.requested_model,
+      native_session_id: null,
+      native_turn_id: null,
+      final_response: null,
+      result_storage: null,
+      result_size_bytes: null,
+      result_sha256: null,
+      manifest_json: manifestJson,
+      manifest_sha256: sha256Hex(manifestJson),
+      error_code: null,
+      error_message: null,
+      pending_request_id: null,
+      event_count: 0
+    }
+    return yield* mutate(
+      Effect.gen(function* () {
+        if ((yield* sql`SELECT 1 FROM tasks WHERE task_id = ${task.task_id}`).length > 0)
+          return yield* new AgentTaskExists({ message: `task ${task.task_id} already exists` })
+        if (task.idempotency_key !== null) {
+          const holders =
+            yield* sql`SELECT task_id FROM tasks WHERE idempotency_key = ${task.idempotency_key}`
+          if (holders.length > 0)
+            return yield* new AgentIdempotencyConflict({
+              message: "the idempotency key is already used by another task"
+            })
+        }
+        // bridge-internals §3: the cap counts non-terminal tasks in the database, in the same
+        // transaction as the insert, so concurrent submits (or processes) cannot overshoot it.
+        const counted = yield* sql<{ readonly active: number }>`
+          SELECT COUNT(*) AS active FROM tasks WHERE status NOT IN ${sql.in(TERMINAL)}`
+        const active = counted[0]?.active ?? 0
+        if (active >= options.maxActiveTasks)
+          return yield* new AgentTaskLimitReached({
+            message: `${active} tasks are active; the limit is ${options.maxActiveTasks}`
+          })
+        yield* sql`INSERT INTO tasks ${sql.insert(record)}`
+        // Exactly the row just written (every column is in `record`).
+        return record
+      })
+    )
+  })
+
+  const getTask = (taskId: string) => Effect.orDie(selectTask(taskId))
+
+  const findByIdempotencyKey = (key: string) =>
+    Effect.orDie(Effect.flatMap(sql`SELECT * FROM tasks WHERE idempotency_key = ${key}`, firstTask))
+
+  const listNonTerminal = () =>
+    Effect.orDie(
+      Effect.flatMap(
+        sql`SELECT * FROM tasks WHERE status NOT IN ${sql.in(TERMINAL)} ORDER BY created_at, task_id`,
+        decodeTasks
+      )
+    )
+
+  const listTerminalTaskIdsOlderThan = (cutoff: Instant) =>
+    Effect.flatMap(isoEffect(cutoff), (before) =>
+      Effect.orDie(
+        Effect.map(
+          sql<{ readonly task_id: string }>`
+            SELECT task_id FROM tasks
+            WHERE status IN ${sql.in(TERMINAL)} AND completed_at < ${before}
+            ORDER BY completed_at, task_id`,
+          (rows) => rows.map((row) => row.task_id)
+        )
+      )
+    )
+
+  const transition = Effect.fn("TaskStore.transition")(function* (
+    taskId: string,
+    to: TaskStatus,
+    patch: TransitionPatch = {},
+    event?: TransitionEvent
+  ) {
+    const now = yield* nowIso
+    return yield* mutate(
+      Effect.gen(function* () {
+        const current = yield* requireTask(taskId)
+        const status = yield* fromEither(tableTransition(current.status, to))
+        // Ending the task, or leaving a wait by any route other than resolve/abandon, closes the
+        // open interaction in the same transaction: a late answer then gets REQUEST_STALE.
+        const closesInteraction = isTerminal(status) || isWaiting(current.status)
+        const staled = closesInteraction ? yield* staleOpenRequests(taskId) : []
+        yield* writeTask({
+          ...current,
+          status,
+          updated_at: now,
+          started_at:
+            patch.started_at !== undefined
+              ? yield* isoEffect(patch.started_at)
+              : status === "starting" && current.started_at === null
+                ? now
+                : current.started_at,
+          completed_at: isTerminal(status) ? now : current.completed_at,
+          pending_request_id: closesInteraction ? null : current.pending_request_id,
+          error_code: patch.error_code !== undefined ? patch.error_code : current.error_code,
+          error_message: patch.error_message !== undefined ? patch.error_message : current.error_message,
+          final_response: patch.final_response !== undefined ? patch.final_response : current.final_response,
+          result_storage: patch.result_storage !== undefined ? patch.result_storage : current.result_storage,
+          result_size_bytes:
+            patch.result_size_bytes !== undefined ? patch.result_size_bytes : current.result_size_bytes,
+          result_sha256: patch.result_sha256 !== undefined ? patch.result_sha256 : current.result_sha256,
+          native_session_id:
+            patch.native_session_id !== undefined ? patch.native_session_id : current.native_session_id,
+          native_turn_id: patch.native_turn_id !== undefined ? patch.native_turn_id : current.native_turn_id
+        })
+        const eventRefusal =
+          event === undefined
+            ? Option.none()
+            : Either.match((yield* appendWithin([{ taskId, ...event }], event.limits, now))[0]!, {
+                onLeft: Option.some,
+                onRight: () => Option.none()
+              })
+        return {
+          task: yield* storedTask(taskId),
+          staledRequestId: Option.fromNullable(staled[0]),
+          eventRefusal
+        }
+      })
+    )
+  })
+
+  const setNativeIds = Effect.fn("TaskStore.setNativeIds")(function* (
+    taskId: string,
+    ids: { readonly sessionId?: string; readonly turnId?: string }
+  ) {
+    const now = yield* nowIso
+    return yield* mutate(
+      Effect.gen(function* () {
+        const current = yield* requireTask(taskId)
+        yield* writeTask({
+          ...current,
+          updated_at: now,
+          native_session_id: ids.sessionId ?? current.native_session_id,
+          native_turn_id: ids.turnId ?? current.native_turn_id
+        })
+        return yield* storedTask(taskId)
+      })
+    )
+  })
+
+  return {
+    insertTask,
+    getTask,
+    findByIdempotencyKey,
+    listNonTerminal,
+    listTerminalTaskIdsOlderThan,
+    transition,
+    setNativeIds
+  }
+}
+export type TaskRows = ReturnType<typeof makeTaskRows>
