@@ -7,7 +7,10 @@ export {
 } from "./BridgeClient.js"
 export {
   answer,
-  type RpcHandler
+  type BridgeHandlers,
+  handlerOf,
+  type RpcHandler,
+  withinContract
 } from "./Dispatch.js"
 export {
   type Frame,
@@ -28,12 +31,14 @@ export {
   newRequestId
 } from "./RequestId.js"
 export {
+  type CallError,
   decodeResponse,
   PROTOCOL_FAILURE,
   protocolFailure
 } from "./ResponseDecoder.js"
 export {
   BRIDGE_FAULT_MESSAGE,
+  bridgeFault,
   errorFrame,
   successFrame
 } from "./ResponseFrame.js"
