@@ -1,4 +1,14 @@
 export * from "./agent/AgentErrors.js"
+export {
+  DEFAULT_EVENTS_PAGE,
+  MAX_EVENTS_PAGE,
+  MAX_INTERACTION_BYTES,
+  MAX_MESSAGE_BYTES,
+  MAX_MODEL_BYTES,
+  MAX_RESULT_CHUNK_BYTES,
+  MAX_TOKEN_BYTES,
+  RESULT_PREVIEW_BYTES
+} from "./agent/ContractLimits.js"
 export * from "./agent/Interactions.js"
 export * from "./agent/Manifest.js"
 export * from "./agent/Runtime.js"
