@@ -9,7 +9,7 @@ import {
 } from "@serverfs/policy"
 import { serveRpc } from "@serverfs/rpc"
 import { AuditLog, AuditSink } from "@serverfs/telemetry-local"
-import { Cause, Effect, Exit, Layer, Option } from "effect"
+import { Cause, DateTime, Effect, Exit, Layer, Option } from "effect"
 import { BridgeSettingsTag } from "./BridgeSettingsTag.js"
 import { BridgeLayer } from "./Layers.js"
 import { rpcHandlers } from "./RpcHandlers.js"
@@ -109,7 +109,8 @@ NodeRuntime.runMain(
       const config = configurationErrorOf(exit.cause)
       if (Option.isSome(config)) {
         process.stderr.write(configurationErrorLine(config.value))
-        process.stderr.write(configurationErrorAuditLine(config.value, new Date()))
+        // Outside the runtime here (its teardown): the default Clock, read once.
+        process.stderr.write(configurationErrorAuditLine(config.value, Effect.runSync(DateTime.nowAsDate)))
         return onExit(2)
       }
       process.stderr.write(startupFailure(exit.cause) ?? "ServerFS: bridge failed unexpectedly\n")

@@ -34,7 +34,7 @@ export class TaskQueries extends Effect.Service<TaskQueries>()("@serverfs/bridge
           task.pending_request_id === null
             ? Option.none()
             : yield* store.getPendingRequest(task.pending_request_id)
-        return taskView(task, Option.getOrUndefined(pending))
+        return yield* taskView(task, Option.getOrUndefined(pending))
       })
 
     const events = (

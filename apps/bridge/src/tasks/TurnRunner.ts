@@ -43,6 +43,9 @@ const makeFairness = () => {
   })
 }
 
+/** Decoding keeps what the schema does not name: the stored payload is what the provider sent, redacted. */
+const keep = { onExcessProperty: "preserve" } as const
+
 /** A turn to drive: the inserted task, its prompt, its adapter and where it runs. */
 export interface Turn {
   readonly task: TaskRecord
@@ -103,7 +106,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("@serverfs/bridge/T
       // The redacted payload is decoded back: redaction keeps the shape, so a failure is a defect.
       requestApproval: (payload) =>
         Effect.flatMap(
-          Effect.orDie(Schema.decodeUnknown(ApprovalPayload)(redaction.value(payload))),
+          Effect.orDie(Schema.decodeUnknown(ApprovalPayload)(redaction.value(payload), keep)),
           (redacted) =>
             Effect.flatMap(broker.interact(task, liveTask, "approval", redacted), (resolution) =>
               Schema.is(ApprovalResolution)(resolution)
@@ -113,7 +116,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("@serverfs/bridge/T
         ),
       requestQuestion: (payload) =>
         Effect.flatMap(
-          Effect.orDie(Schema.decodeUnknown(QuestionPayload)(redaction.value(payload))),
+          Effect.orDie(Schema.decodeUnknown(QuestionPayload)(redaction.value(payload), keep)),
           (redacted) =>
             Effect.flatMap(broker.interact(task, liveTask, "question", redacted), (resolution) =>
               Schema.is(QuestionResolution)(resolution)
