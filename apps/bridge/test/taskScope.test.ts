@@ -39,35 +39,41 @@ const box = () => {
 
 describe("a provider failure's message", () => {
   for (const runtime of ["fake", "codex", "claude"] satisfies ReadonlyArray<RuntimeName>) {
-    it.scoped(`${runtime}: the workdir, a home directory and a temp path are redacted where stored and returned`, () => {
-      const sb = box()
-      const home = os.homedir()
-      const temp = `${os.tmpdir()}/provider-1234/socket`
-      const { layer } = inProcessBridge(sb.env(), [
-        failingAdapter(
-          runtime,
-          (root) => `could not write ${root}/src/a.ts: see ${home}/.config/${runtime}/log and ${temp} (exit 1)`
-        )
-      ])
-      return Effect.gen(function* () {
-        const tasks = yield* TaskService
-        const store = yield* TaskStore
-        const { task_id } = yield* tasks.submit({
-          runtime,
-          workdir: "w1",
-          path: "",
-          profile: "workspace-write",
-          prompt: "fail"
-        })
-        const view = yield* awaitStatus(task_id, ["failed"])
-        const stored = (yield* store.getTask(task_id)).pipe((o) => (o._tag === "Some" ? o.value : undefined))
-        for (const message of [view.error_message, stored?.error_message]) {
-          expect(message).toBe("could not write <workdir>/src/a.ts: see <path> and <path> (exit 1)")
-          for (const leak of [sb.workdir("w1"), home, os.tmpdir()]) expect(message).not.toContain(leak)
-        }
-        expect(view.error_code).toBe("AGENT_PROVIDER_ERROR")
-      }).pipe(Effect.provide(layer))
-    })
+    it.scoped(
+      `${runtime}: the workdir, a home directory and a temp path are redacted where stored and returned`,
+      () => {
+        const sb = box()
+        const home = os.homedir()
+        const temp = `${os.tmpdir()}/provider-1234/socket`
+        const { layer } = inProcessBridge(sb.env(), [
+          failingAdapter(
+            runtime,
+            (root) =>
+              `could not write ${root}/src/a.ts: see ${home}/.config/${runtime}/log and ${temp} (exit 1)`
+          )
+        ])
+        return Effect.gen(function* () {
+          const tasks = yield* TaskService
+          const store = yield* TaskStore
+          const { task_id } = yield* tasks.submit({
+            runtime,
+            workdir: "w1",
+            path: "",
+            profile: "workspace-write",
+            prompt: "fail"
+          })
+          const view = yield* awaitStatus(task_id, ["failed"])
+          const stored = (yield* store.getTask(task_id)).pipe((o) =>
+            o._tag === "Some" ? o.value : undefined
+          )
+          for (const message of [view.error_message, stored?.error_message]) {
+            expect(message).toBe("could not write <workdir>/src/a.ts: see <path> and <path> (exit 1)")
+            for (const leak of [sb.workdir("w1"), home, os.tmpdir()]) expect(message).not.toContain(leak)
+          }
+          expect(view.error_code).toBe("AGENT_PROVIDER_ERROR")
+        }).pipe(Effect.provide(layer))
+      }
+    )
   }
 })
 
@@ -151,19 +157,22 @@ describe("a lease cannot leak", () => {
     })
   }
 
-  it.scoped("the turn fiber interrupted while its approval waits: the request is staled, nothing held", () => {
-    const sb = box()
-    const { layer } = inProcessBridge(sb.env(), [approvalAdapter()])
-    return Effect.gen(function* () {
-      const { task_id } = yield* submitWrite("approval")
-      const waiting = yield* awaitStatus(task_id, ["waiting_for_approval"])
-      expect(waiting.pending_request?.status).toBe("pending")
-      const live = yield* LiveTaskRegistry
-      yield* live.interruptTurn(task_id)
-      const view = yield* awaitStatus(task_id, ["interrupted"])
-      expect(view.pending_request_id).toBeNull()
-      yield* live.awaitTurn(task_id)
-      yield* expectNothingHeld(sb)
-    }).pipe(Effect.provide(layer))
-  })
+  it.scoped(
+    "the turn fiber interrupted while its approval waits: the request is staled, nothing held",
+    () => {
+      const sb = box()
+      const { layer } = inProcessBridge(sb.env(), [approvalAdapter()])
+      return Effect.gen(function* () {
+        const { task_id } = yield* submitWrite("approval")
+        const waiting = yield* awaitStatus(task_id, ["waiting_for_approval"])
+        expect(waiting.pending_request?.status).toBe("pending")
+        const live = yield* LiveTaskRegistry
+        yield* live.interruptTurn(task_id)
+        const view = yield* awaitStatus(task_id, ["interrupted"])
+        expect(view.pending_request_id).toBeNull()
+        yield* live.awaitTurn(task_id)
+        yield* expectNothingHeld(sb)
+      }).pipe(Effect.provide(layer))
+    }
+  )
 })

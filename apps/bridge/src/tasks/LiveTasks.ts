@@ -72,12 +72,12 @@ export class LiveTaskRegistry extends Effect.Service<LiveTaskRegistry>()(
         resolveWaiter,
         failAllWaiters,
         /** Wait until a task's turn has ended and its scope is closed (at once if it is not live). */
-      awaitTurn: (taskId: string): Effect.Effect<void> =>
-        Option.match(FiberMap.unsafeGet(turns, taskId), {
-          onNone: () => Effect.void,
-          onSome: (fiber) => Effect.asVoid(Fiber.await(fiber))
-        }),
-      /** Fork a task's turn fiber; it leaves the map when it ends. */
+        awaitTurn: (taskId: string): Effect.Effect<void> =>
+          Option.match(FiberMap.unsafeGet(turns, taskId), {
+            onNone: () => Effect.void,
+            onSome: (fiber) => Effect.asVoid(Fiber.await(fiber))
+          }),
+        /** Fork a task's turn fiber; it leaves the map when it ends. */
         run: (taskId: string, turn: Effect.Effect<void>) => FiberMap.run(turns, taskId, turn),
         /** Interrupt a task's turn fiber (and wait for it to end), if it runs. */
         interruptTurn: (taskId: string): Effect.Effect<void> => FiberMap.remove(turns, taskId),

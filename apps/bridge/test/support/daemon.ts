@@ -17,7 +17,8 @@ import type {
   TaskView
 } from "@serverfs/domain"
 import { type BridgeClientService, makeBridgeClient } from "@serverfs/rpc"
-import { Effect, Either } from "effect"
+import { Duration, Effect, Either, Option } from "effect"
+import { eventually } from "./eventually.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 export const repoRoot = path.resolve(here, "..", "..", "..", "..")
@@ -279,21 +280,23 @@ export const callOutcome = async <M extends BridgeMethod>(
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
-/** Poll `probe` until it returns a value other than undefined (bounded). */
-export const waitUntil = async <A>(
+/** Retry `probe` until it returns a value other than undefined (bounded): `eventually`, as a Promise. */
+export const waitUntil = <A>(
   what: string,
   probe: () => Promise<A | undefined> | A | undefined,
   timeoutMs = 30_000,
   intervalMs = 25
-): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(intervalMs)
-  }
-}
+): Promise<A> =>
+  Effect.runPromise(
+    eventually(
+      what,
+      Effect.map(
+        Effect.promise(async () => probe()),
+        (value): Option.Option<A> => (value === undefined ? Option.none() : Option.some(value))
+      ),
+      { timeout: Duration.millis(timeoutMs), interval: Duration.millis(intervalMs) }
+    )
+  )
 
 export const getTask = (client: BridgeClientService, taskId: string): Promise<TaskView> =>
   call(client, "task.get", { task_id: taskId })

@@ -12,7 +12,10 @@ const stopped = (): Effect.Effect<ReconcileResult> =>
   Effect.succeed({ status: "NOT_RECOVERABLE", providerActive: false, detail: "stub: nothing runs" })
 
 /** A runtime whose every turn fails with AGENT_PROVIDER_ERROR and `message(workdirRoot)`. */
-export const failingAdapter = (name: RuntimeName, message: (workdirRoot: string) => string): ProviderAdapter => ({
+export const failingAdapter = (
+  name: RuntimeName,
+  message: (workdirRoot: string) => string
+): ProviderAdapter => ({
   name,
   inFlightRecovery: "none",
   probe: () => Effect.succeed({ name, available: true, version: "stub-1" }),
@@ -83,9 +86,11 @@ export const gatedAdapter = (gates: Gates): ProviderAdapter => ({
 export const approvalAdapter = (): ProviderAdapter => ({
   ...gatedAdapter({ reached: () => Effect.void, open: () => Effect.void, wait: () => Effect.void }),
   run: (_request, sink) =>
-    sink.requestApproval({ category: "other", title: "Go on?", available_decisions: ["approve_once", "deny"] }).pipe(
-      Effect.map((answer) => ({ finalText: answer.decision })),
-      // The interaction ended without an answer (stale, expired, cancelled): the turn just ends.
-      Effect.catchTag("InteractionEnded", () => Effect.succeed({ finalText: "ended" }))
-    )
+    sink
+      .requestApproval({ category: "other", title: "Go on?", available_decisions: ["approve_once", "deny"] })
+      .pipe(
+        Effect.map((answer) => ({ finalText: answer.decision })),
+        // The interaction ended without an answer (stale, expired, cancelled): the turn just ends.
+        Effect.catchTag("InteractionEnded", () => Effect.succeed({ finalText: "ended" }))
+      )
 })
