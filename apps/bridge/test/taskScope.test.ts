@@ -8,7 +8,7 @@
 import * as fs from "node:fs"
 import * as os from "node:os"
 import { afterEach, describe, expect, it } from "@effect/vitest"
-import type { RuntimeName } from "@serverfs/domain"
+import { AgentProviderError, type RuntimeName } from "@serverfs/domain"
 import { TaskStore } from "@serverfs/store"
 import { Effect, Fiber } from "effect"
 import { BridgeLeases, LiveTaskRegistry, TaskService } from "../src/index.js"
@@ -75,6 +75,35 @@ describe("a provider failure's message", () => {
       }
     )
   }
+})
+
+describe("a provider's refusal to steer", () => {
+  it.scoped("is returned with the workdir and other host paths redacted", () => {
+    const sb = box()
+    return Effect.gen(function* () {
+      const gates = yield* makeGates(["native-ids"])
+      const root = sb.workdir("w1")
+      const { layer } = inProcessBridge(sb.env(), [
+        {
+          ...gatedAdapter(gates),
+          steer: () =>
+            Effect.fail(
+              new AgentProviderError({ message: `no turn in ${root}/src; see ${os.homedir()}/x.log` })
+            )
+        }
+      ])
+      yield* Effect.gen(function* () {
+        const tasks = yield* TaskService
+        const { task_id } = yield* submitWrite("steer")
+        yield* gates.reached("native-ids")
+        const refused = yield* Effect.flip(tasks.sendMessage(task_id, "hello"))
+        expect(refused._tag).toBe("AGENT_PROVIDER_ERROR")
+        expect(refused.message).toBe("no turn in <workdir>/src; see <path>")
+        yield* gates.open("native-ids")
+        yield* awaitStatus(task_id, ["succeeded"])
+      }).pipe(Effect.provide(layer))
+    })
+  })
 })
 
 /** The real leases, with the guard's read (after the flock) and publication (after the insert) gated. */

@@ -144,11 +144,16 @@ export class Submission extends Effect.Service<Submission>()("@serverfs/bridge/S
             message: `runtime '${params.runtime}' is not configured in the bridge`
           })
         }
-        const runtime: RuntimeInfo = yield* adapter
-          .probe()
-          .pipe(
-            Effect.catchAllCause(() => Effect.succeed<RuntimeInfo>({ name: adapter.name, available: false }))
+        const runtime: RuntimeInfo = yield* adapter.probe().pipe(
+          // A probe has no typed failure: a defect is logged as one, and the manifest records
+          // the runtime as unavailable rather than failing the submission.
+          Effect.catchAllDefect((defect) =>
+            Effect.as(Effect.logError("runtime probe failed", defect), {
+              name: adapter.name,
+              available: false
+            } satisfies RuntimeInfo)
           )
+        )
 
         const now = yield* Clock.currentTimeMillis
         const deadlineAt = DateTime.formatIso(DateTime.unsafeMake(now + settings.taskTimeoutSeconds * 1000))

@@ -5,12 +5,15 @@ import {
   type AgentTaskNotFound,
   AgentTaskTerminal,
   AgentTaskTimedOut,
+  agentError,
   BridgeShutdown,
   type CancelResult,
+  HostPathRedaction,
   isTerminal,
   MAX_MESSAGE_BYTES,
   type MessageResult
 } from "@serverfs/domain"
+import { Configuration } from "@serverfs/policy"
 import { type TaskRecord, utf8Length } from "@serverfs/store"
 import { Clock, DateTime, Effect } from "effect"
 import { RuntimeRegistry } from "../RuntimeRegistry.js"
@@ -32,6 +35,11 @@ export class TaskControl extends Effect.Service<TaskControl>()("@serverfs/bridge
     const queries = yield* TaskQueries
     const events = yield* TaskEvents
     const registry = yield* RuntimeRegistry
+    const { workdirs } = yield* Configuration
+    const messages = new HostPathRedaction(
+      "",
+      workdirs.map((w) => w.hostPath)
+    )
 
     /**
      * Terminal-first cancel: the task is cancelled before this returns; the provider is then
@@ -97,7 +105,10 @@ export class TaskControl extends Effect.Service<TaskControl>()("@serverfs/bridge
         ) {
           return yield* new AgentTaskNotActive({ message: "the task has no active turn to steer" })
         }
-        yield* adapter.steer(taskId, message)
+        // The provider's refusal goes back to the client: its message redacted like a stored one.
+        yield* adapter
+          .steer(taskId, message)
+          .pipe(Effect.mapError((error) => agentError(error._tag, messages.message(error.message))))
         yield* events.append(taskId, "user.message", { bytes: messageBytes })
         return { task_id: taskId, accepted: true as const, correlation_id: task.correlation_id }
       })
