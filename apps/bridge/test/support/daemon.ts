@@ -17,7 +17,7 @@ import type {
   TaskView
 } from "@serverfs/domain"
 import { type BridgeClientService, makeBridgeClient } from "@serverfs/rpc"
-import { Duration, Effect, Either, Option } from "effect"
+import { Data, Duration, Effect, Either, Option } from "effect"
 import { eventually } from "./eventually.js"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
@@ -188,6 +188,8 @@ export const runToExit = async (
   return { ...exit, stdout: child.stdout(), stderr: child.stderr() }
 }
 
+class BridgeDidNotStart extends Data.TaggedError("BridgeDidNotStart")<{ readonly message: string }> {}
+
 /** Start the bridge and wait until it serves (its `bridge_started` line). */
 export const startBridge = async (
   env: Record<string, string>,
@@ -197,22 +199,29 @@ export const startBridge = async (
   const child = spawnBridge(env, options)
   const socketPath = env.SERVERFS_AGENT_BRIDGE_SOCKET
   if (socketPath === undefined) throw new Error("no socket path")
-  await new Promise<void>((resolve, reject) => {
-    const started = Date.now()
-    const tick = setInterval(() => {
-      if (child.stderr().includes('"event":"bridge_started"')) {
-        clearInterval(tick)
-        resolve()
-      } else if (child.proc.exitCode !== null || child.proc.signalCode !== null) {
-        clearInterval(tick)
-        reject(new Error(`the bridge exited during startup: ${child.stderr()}`))
-      } else if (Date.now() - started > timeoutMs) {
-        clearInterval(tick)
-        child.proc.kill("SIGKILL")
-        reject(new Error(`the bridge did not start: ${child.stderr()}`))
-      }
-    }, 10)
-  })
+  const exitedEarly = () => child.proc.exitCode !== null || child.proc.signalCode !== null
+  await Effect.runPromise(
+    eventually(
+      "the bridge to start",
+      Effect.suspend(() =>
+        child.stderr().includes('"event":"bridge_started"')
+          ? Effect.succeed(Option.some(true))
+          : exitedEarly()
+            ? Effect.fail(
+                new BridgeDidNotStart({ message: `the bridge exited during startup: ${child.stderr()}` })
+              )
+            : Effect.succeed(Option.none())
+      ),
+      { timeout: Duration.millis(timeoutMs), interval: Duration.millis(10) }
+    ).pipe(
+      Effect.catchTag("TimedOut", () =>
+        Effect.zipRight(
+          Effect.sync(() => child.proc.kill("SIGKILL")),
+          Effect.fail(new BridgeDidNotStart({ message: `the bridge did not start: ${child.stderr()}` }))
+        )
+      )
+    )
+  )
   const signal = async (sig: NodeJS.Signals): Promise<Exited> => {
     if (child.proc.exitCode === null && child.proc.signalCode === null) child.proc.kill(sig)
     return child.exited
