@@ -39,8 +39,9 @@ export const TaskPlaneLayer = TaskService.Default.pipe(
   Layer.provideMerge(RecoveryGuards.Default),
   Layer.provideMerge(Retention.Default),
   Layer.provideMerge(Terminations.Default),
-  Layer.provideMerge(TaskStatusFeed.Default),
   Layer.provideMerge(LiveTaskRegistry.Default),
+  // Below the registry: a turn torn down with it still publishes its end.
+  Layer.provideMerge(TaskStatusFeed.Default),
   Layer.provideMerge(TaskEvents.Default)
 )
 
