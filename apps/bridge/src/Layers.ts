@@ -7,7 +7,48 @@ import { BridgeSettingsTag } from "./BridgeSettingsTag.js"
 import { InstanceLockLive } from "./InstanceLock.js"
 import { BridgeLeases } from "./leases/BridgeLeases.js"
 import { RuntimeRegistry } from "./RuntimeRegistry.js"
+import { InteractionBroker } from "./tasks/InteractionBroker.js"
+import { LiveTaskRegistry } from "./tasks/LiveTasks.js"
+import { Recovery } from "./tasks/Recovery.js"
+import { RecoveryGuards } from "./tasks/RecoveryGuards.js"
+import { ResultPublisher } from "./tasks/ResultPublisher.js"
+import { Retention } from "./tasks/Retention.js"
+import { Submission } from "./tasks/Submission.js"
+import { TaskControl } from "./tasks/TaskControl.js"
+import { TaskEvents } from "./tasks/TaskEvents.js"
+import { TaskQueries } from "./tasks/TaskQueries.js"
 import { TaskService } from "./tasks/TaskService.js"
+import { TaskStatusFeed } from "./tasks/TaskStatusFeed.js"
+import { Terminations } from "./tasks/Terminations.js"
+import { TurnRunner } from "./tasks/TurnRunner.js"
+
+/**
+ * The task plane: each service above those it uses. Built bottom-up, released top-down — so at
+ * shutdown TaskControl interrupts the live tasks first, the registry's fibers are torn down
+ * next, and the event writer's last flush runs after both: a stopped task still records its end.
+ * Its leaves (store, runtimes, leases, configuration, audit) are provided by the composition.
+ */
+export const TaskPlaneLayer = TaskService.Default.pipe(
+  Layer.provideMerge(Submission.Default),
+  Layer.provideMerge(Recovery.Default),
+  Layer.provideMerge(TurnRunner.Default),
+  Layer.provideMerge(TaskControl.Default),
+  Layer.provideMerge(ResultPublisher.Default),
+  Layer.provideMerge(InteractionBroker.Default),
+  Layer.provideMerge(TaskQueries.Default),
+  Layer.provideMerge(RecoveryGuards.Default),
+  Layer.provideMerge(Retention.Default),
+  Layer.provideMerge(Terminations.Default),
+  Layer.provideMerge(LiveTaskRegistry.Default),
+  // Below the registry: a turn torn down with it still publishes its end.
+  Layer.provideMerge(TaskStatusFeed.Default),
+  Layer.provideMerge(TaskEvents.Default)
+)
+
+/** The store on the configured state directory. */
+export const StoreFromSettings = Layer.unwrapEffect(
+  Effect.map(BridgeSettingsTag, (settings) => TaskStore.layer({ stateDir: settings.stateDir }))
+)
 
 /**
  * The bridge's service graph. Like the MCP server's, it needs an AuditSink and reads
@@ -19,11 +60,7 @@ const AuditLogFromConfiguration = Layer.unwrapEffect(
   )
 )
 
-const StoreFromSettings = Layer.unwrapEffect(
-  Effect.map(BridgeSettingsTag, (settings) => TaskStore.layer({ stateDir: settings.stateDir }))
-)
-
-export const BridgeLayer = TaskService.Default.pipe(
+export const BridgeLayer = TaskPlaneLayer.pipe(
   Layer.provideMerge(RuntimeRegistry.Default),
   Layer.provideMerge(BridgeLeases.Default),
   Layer.provideMerge(StoreFromSettings),

@@ -7,8 +7,9 @@
 import { afterEach, describe, expect, it } from "@effect/vitest"
 import { Effect, Either } from "effect"
 import { TaskService } from "../src/index.js"
-import { makeSandbox, type Sandbox, sleep } from "./support/daemon.js"
+import { makeSandbox, type Sandbox, TERMINAL } from "./support/daemon.js"
 import { inProcessBridge } from "./support/inProcess.js"
+import { awaitStatus } from "./support/statusWait.js"
 
 let sandbox: Sandbox | undefined
 
@@ -33,15 +34,7 @@ describe("configured §23 limits", () => {
       const tasks = yield* TaskService
       const submit = (prompt: string) =>
         tasks.submit({ runtime: "fake", workdir: "w1", path: "", profile: "review", prompt })
-      const finished = (taskId: string) =>
-        Effect.gen(function* () {
-          for (let i = 0; i < 4_000; i++) {
-            const view = yield* tasks.get(taskId)
-            if (["succeeded", "failed", "cancelled", "interrupted"].includes(view.status)) return view
-            yield* Effect.promise(() => sleep(5))
-          }
-          return yield* Effect.dieMessage(`task ${taskId} never finished`)
-        })
+      const finished = (taskId: string) => awaitStatus(taskId, TERMINAL)
 
       // The prompt: 8000 bytes pass, 8001 → AGENT_PROMPT_TOO_LARGE naming the configured size.
       const head = "say:"

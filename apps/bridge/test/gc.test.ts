@@ -10,9 +10,10 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { afterEach, describe, expect, it } from "@effect/vitest"
+import type { TaskStatus } from "@serverfs/domain"
 import { TaskStore } from "@serverfs/store"
 import { Effect, Either, Option, TestClock } from "effect"
-import { BridgeLeases, TaskService } from "../src/index.js"
+import { BridgeLeases, LiveTaskRegistry, TaskService } from "../src/index.js"
 import {
   assertBuilt,
   callError,
@@ -20,11 +21,11 @@ import {
   killAll,
   makeSandbox,
   type Sandbox,
-  sleep,
   startBridge
 } from "./support/daemon.js"
 import { inProcessBridge } from "./support/inProcess.js"
 import { guardPath } from "./support/mcpSide.js"
+import { awaitStatus } from "./support/statusWait.js"
 import { plantTask, spoolFile, writeGuard } from "./support/store.js"
 
 let sandbox: Sandbox | undefined
@@ -59,16 +60,8 @@ describe("retention GC in the task service (TestClock)", () => {
 
       const submit = (prompt: string, workdir = "w2", profile = "review") =>
         Effect.map(tasks.submit({ runtime: "fake", workdir, path: "", profile, prompt }), (r) => r.task_id)
-      /** Real-time polling: the TestClock only stands still for the bridge's own clock. */
-      const until = (taskId: string, statuses: ReadonlyArray<string>) =>
-        Effect.gen(function* () {
-          for (let i = 0; i < 2_000; i++) {
-            const view = yield* tasks.get(taskId)
-            if (statuses.includes(view.status)) return view
-            yield* Effect.promise(() => sleep(5))
-          }
-          return yield* Effect.dieMessage(`task ${taskId} never became ${statuses.join("|")}`)
-        })
+      /** On the status feed: no clock involved, so the TestClock standing still does not matter. */
+      const until = (taskId: string, statuses: ReadonlyArray<TaskStatus>) => awaitStatus(taskId, statuses)
       const gone = (taskId: string) =>
         Effect.map(
           Effect.either(tasks.get(taskId)),
@@ -91,7 +84,7 @@ describe("retention GC in the task service (TestClock)", () => {
       yield* until(waiting, ["waiting_for_question"])
       yield* until(guarded, ["running"])
       yield* tasks.cancel(guarded)
-      for (let i = 0; i < 2_000 && leases.holds(1); i++) yield* Effect.promise(() => sleep(5))
+      yield* Effect.flatMap(LiveTaskRegistry, (live) => live.awaitTurn(guarded))
       expect(leases.holds(1)).toBe(false)
       expect(fs.existsSync(guardPath(box.lockDir, 1))).toBe(true)
       expect(fs.existsSync(spoolFile(box.stateDir, spooled))).toBe(true)
@@ -141,7 +134,8 @@ describe("retention GC in the task service (TestClock)", () => {
       expect(yield* gone(running)).toBe(false)
       yield* TestClock.adjust("2 minutes")
       yield* tasks.cancel(last)
-      for (let i = 0; i < 2_000 && !(yield* gone(running)); i++) yield* Effect.promise(() => sleep(5))
+      // The turn's scope closes after the cancel; collection is its last finalizer.
+      yield* Effect.flatMap(LiveTaskRegistry, (live) => live.awaitTurn(last))
       expect(yield* gone(running)).toBe(true)
       expect((yield* tasks.get(waiting)).status).toBe("waiting_for_question")
       yield* tasks.cancel(waiting)

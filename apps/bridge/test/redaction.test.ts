@@ -5,8 +5,14 @@
  * `<workdir>` (nested roots first); path-valued and path-list keys are rewritten; provider-native
  * id keys are dropped.
  */
+
+// The bridge's redaction is the domain's one home of the rule (HostPathRedaction).
+import {
+  OUTSIDE_WORKDIR as OUTSIDE,
+  HostPathRedaction as Redactor,
+  WORKDIR_TEXT as WORKDIR
+} from "@serverfs/domain"
 import { describe, expect, it } from "vitest"
-import { OUTSIDE, Redactor, WORKDIR } from "../src/Redaction.js"
 
 const ROOT = "/srv/data/work"
 const NESTED = "/srv/data/work/nested"

@@ -13,9 +13,10 @@ import { LockPathUnsafe } from "@serverfs/domain"
 import { TaskStore } from "@serverfs/store"
 import { Effect, Either, Option } from "effect"
 import { BridgeLeases, TaskService } from "../src/index.js"
-import { makeSandbox, type Sandbox, sleep } from "./support/daemon.js"
+import { makeSandbox, type Sandbox, TERMINAL } from "./support/daemon.js"
 import { inProcessBridge } from "./support/inProcess.js"
 import { guardPath } from "./support/mcpSide.js"
+import { awaitStatus } from "./support/statusWait.js"
 
 let sandbox: Sandbox | undefined
 
@@ -84,10 +85,7 @@ describe("a recovery guard that cannot be published", () => {
         // Not counted as active (the limit is 1) and no lease left behind: the next writer runs.
         failGuard = false
         const next = yield* submit("complete:next", "second")
-        for (let i = 0; i < 2_000; i++) {
-          if ((yield* tasks.get(next.task_id)).status === "succeeded") break
-          yield* Effect.promise(() => sleep(5))
-        }
+        yield* awaitStatus(next.task_id, TERMINAL)
         expect((yield* tasks.get(next.task_id)).status).toBe("succeeded")
       }).pipe(Effect.provide(layer))
     }

@@ -67,6 +67,16 @@ export {
   WorkdirPathNotFound
 } from "./agent/AgentErrors.js"
 export {
+  DEFAULT_EVENTS_PAGE,
+  MAX_EVENTS_PAGE,
+  MAX_INTERACTION_BYTES,
+  MAX_MESSAGE_BYTES,
+  MAX_MODEL_BYTES,
+  MAX_RESULT_CHUNK_BYTES,
+  MAX_TOKEN_BYTES,
+  RESULT_PREVIEW_BYTES
+} from "./agent/ContractLimits.js"
+export {
   Answer,
   ApprovalCategory,
   ApprovalPayload,

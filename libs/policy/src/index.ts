@@ -124,6 +124,7 @@ export {
   inspectSlotDirectory,
   type SlotDirectory
 } from "./SlotDirectory.js"
+export { authorizeSubmission, type SubmitRefusal } from "./SubmitAuthorization.js"
 export { unknownVariables } from "./UnknownVariables.js"
 export {
   allVariableDocs,

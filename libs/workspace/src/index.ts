@@ -127,6 +127,7 @@ export {
   ripgrepArgs,
   runRipgrep
 } from "./Ripgrep.js"
+export { toSubmitPathError, walkStartDirectory } from "./StartDirectory.js"
 export {
   decodeUtf8,
   type PageRequest,

@@ -1,7 +1,13 @@
 import { createRequire } from "node:module"
-import { canonicalJson, type Manifest, type RuntimeInfo, sha256Hex } from "@serverfs/domain"
+import {
+  canonicalJson,
+  MAX_INTERACTION_BYTES,
+  MAX_MESSAGE_BYTES,
+  type Manifest,
+  type RuntimeInfo,
+  sha256Hex
+} from "@serverfs/domain"
 import type { BridgeSettings, Workdir } from "@serverfs/policy"
-import { MAX_INTERACTION_BYTES, MAX_MESSAGE_BYTES } from "./SubmitChecks.js"
 
 const { version } = createRequire(import.meta.url)("../../package.json") as { readonly version: string }
 export const BRIDGE_VERSION = version

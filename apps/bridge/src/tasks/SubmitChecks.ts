@@ -1,4 +1,4 @@
-import { canonicalJson, InvalidRequest, sha256Hex } from "@serverfs/domain"
+import { canonicalJson, InvalidRequest, MAX_MODEL_BYTES, MAX_TOKEN_BYTES, sha256Hex } from "@serverfs/domain"
 import { utf8Length } from "@serverfs/store"
 import { Either } from "effect"
 
@@ -7,11 +7,8 @@ import { Either } from "effect"
  * bounded and free of control characters; a model id is request-scoped and must be a clean
  * token. Pure functions; the service turns a problem into INVALID_REQUEST.
  */
-// The prompt, event and events-per-task limits (spec v0.3 §23) are settings: BridgeSettings.
-export const MAX_MESSAGE_BYTES = 65_536
-export const MAX_INTERACTION_BYTES = 65_536
-export const MAX_TOKEN_BYTES = 256
-export const MAX_MODEL_BYTES = 512
+// The contract's limits live in @serverfs/domain (ContractLimits); the prompt, event and
+// events-per-task limits (spec v0.3 §23) are settings: BridgeSettings.
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: the point is to find ASCII control characters
 const CONTROL = /[\u0000-\u001f\u007f]/

@@ -9,7 +9,6 @@ import type { ProviderAdapter } from "@serverfs/adapters"
 import type { RuntimeInfo } from "@serverfs/domain"
 import { Configuration, WorkdirRegistry } from "@serverfs/policy"
 import { type BridgeClientService, makeBridgeClient, serveRpc } from "@serverfs/rpc"
-import { TaskStore } from "@serverfs/store"
 import { AuditLog, AuditSink } from "@serverfs/telemetry-local"
 import { WorkdirRoots } from "@serverfs/workspace"
 import { ConfigProvider, Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
@@ -18,6 +17,8 @@ import {
   BridgeSettingsTag,
   RuntimeRegistry,
   rpcHandlers,
+  StoreFromSettings,
+  TaskPlaneLayer,
   TaskService
 } from "../../src/index.js"
 
@@ -41,13 +42,11 @@ export const inProcessBridge = (
       ? BridgeLeases.Default
       : Layer.effect(BridgeLeases, Effect.map(BridgeLeases, leases)).pipe(Layer.provide(BridgeLeases.Default))
   const audit = AuditSink.memory()
-  const store = Layer.unwrapEffect(
-    Effect.map(BridgeSettingsTag, (settings) => TaskStore.layer({ stateDir: settings.stateDir }))
-  )
-  const layer = TaskService.Default.pipe(
+  // The production task plane; only the leaves (runtimes, leases, configuration, audit) differ.
+  const layer = TaskPlaneLayer.pipe(
     Layer.provideMerge(adapters === undefined ? RuntimeRegistry.Default : registryOf(adapters)),
     Layer.provideMerge(leasesLayer),
-    Layer.provideMerge(store),
+    Layer.provideMerge(StoreFromSettings),
     Layer.provideMerge(WorkdirRoots.Default),
     Layer.provideMerge(WorkdirRegistry.Default),
     Layer.provideMerge(AuditLog.Default),

@@ -1,13 +1,9 @@
 import {
-  AgentDisabled,
-  AgentProfileNotAllowed,
-  AgentRuntimeNotAllowed,
   AnswerAgentQuestionInput,
   CancelResult,
   EventsResult,
   ListAgentRuntimesInput,
   MessageResult,
-  profileRank,
   ReadAgentTaskEventsInput,
   ReadAgentTaskResultInput,
   ResolvedResult,
@@ -21,11 +17,10 @@ import {
   TaskView,
   type WorkdirNotFound
 } from "@serverfs/domain"
-import { NATIVE_RUNTIMES, normalizeRequestPath, resolvePath, type Workdir } from "@serverfs/policy"
-import { O } from "@serverfs/posix"
+import { authorizeSubmission, normalizeRequestPath, type Workdir } from "@serverfs/policy"
 import type { BridgeClientService } from "@serverfs/rpc"
 import type { AuditFields } from "@serverfs/telemetry-local"
-import { openDirectory } from "@serverfs/workspace"
+import { walkStartDirectory } from "@serverfs/workspace"
 import { Effect } from "effect"
 import { type AnyTool, defineTool, type ToolAnnotations } from "../ToolDefinition.js"
 
@@ -64,33 +59,13 @@ export const agentTools = (context: AgentToolContext): ReadonlyArray<AnyTool> =>
   const { client } = context
   const visible = allowlisted(context.workdirs)
 
+  // The one submit rule (libs/policy) and the start directory's walk (libs/workspace), as the
+  // bridge checks them too; the walk's filesystem errors are reported as they are.
   const authorizeSubmit = (input: SubmitAgentTaskInput) =>
     Effect.gen(function* () {
       const workdir = yield* context.workdir(input.workdir)
-      if (workdir.agentMode === "disabled") {
-        return yield* new AgentDisabled({ message: `Agent delegation is disabled for ${workdir.alias}` })
-      }
-      if (!(workdir.agentRuntimes as ReadonlyArray<string>).includes(input.runtime)) {
-        return yield* new AgentRuntimeNotAllowed({
-          message: `runtime '${input.runtime}' is not allowed for ${workdir.alias}`
-        })
-      }
-      if (
-        profileRank(input.profile) > profileRank(workdir.agentMode) ||
-        (NATIVE_RUNTIMES.has(input.runtime) && input.profile !== "workspace-write")
-      ) {
-        return yield* new AgentProfileNotAllowed({
-          message: `profile ${input.profile} is not allowed for runtime ${input.runtime} in ${workdir.alias}`
-        })
-      }
-      // The start directory: the full path policy, then the descriptor walk (it must exist).
-      const resolved = yield* resolvePath(workdir, input.path)
-      yield* Effect.scoped(
-        openDirectory(context.rootOf(workdir), resolved.components, O.PATH, {
-          workdir: input.workdir,
-          path: input.path
-        })
-      )
+      yield* authorizeSubmission(workdir, input)
+      const resolved = yield* walkStartDirectory(context.rootOf(workdir), workdir, input.path)
       return resolved.relative
     })
 
