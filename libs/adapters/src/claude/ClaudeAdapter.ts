@@ -11,8 +11,8 @@ import {
   type AgentError,
   AgentProviderError,
   AgentRuntimeUnavailable,
-  AgentSessionNotResumable,
   AgentTaskNotActive,
+  HostPathRedaction,
   type RuntimeInfo
 } from "@serverfs/domain"
 import { Effect, Either, Exit, Fiber, Runtime } from "effect"
@@ -29,12 +29,13 @@ import {
   approvalPayload,
   CANCEL_MESSAGE,
   type ClaudeApprovalResolution,
-  errorText,
+  MAX_ERROR_TEXT,
   permissionResult,
   questionPayload,
   sessionGrant,
   toolCompleted,
-  toolStarted
+  toolStarted,
+  turnFailure
 } from "./ClaudeMapping.js"
 import {
   bundledExecutable,
@@ -306,34 +307,6 @@ export const makeClaudeAdapter = (options: ClaudeAdapterOptions): Effect.Effect<
         active.delete(turn.taskId)
       })
 
-    const failureOf = (
-      turn: Turn,
-      request: TurnRequest,
-      result: SDKResultMessage | undefined,
-      thrown: unknown
-    ): AgentError => {
-      if (turn.cancelRequested) return providerError("the turn was interrupted at the user's request")
-      const details =
-        result === undefined
-          ? [thrown instanceof Error ? thrown.message : "", turn.stderr]
-              .filter((s) => s.trim() !== "")
-              .join(" — ")
-          : result.subtype === "success"
-            ? result.result
-            : result.errors.join("; ")
-      if (request.resume !== null && /No conversation found/i.test(details)) {
-        return new AgentSessionNotResumable({
-          message: "Claude Code has no conversation with the recorded session id; start a new task instead"
-        })
-      }
-      const reason = errorText(details)
-      return providerError(
-        result === undefined
-          ? `the Claude Code CLI ended without a result${reason === "" ? "" : `: ${reason}`}`
-          : `Claude Code reported an error${reason === "" ? "" : `: ${reason}`}`
-      )
-    }
-
     const drive = (turn: Turn, request: TurnRequest, sink: TurnSink) =>
       Effect.gen(function* () {
         const tools = new Map<string, string>()
@@ -418,7 +391,16 @@ export const makeClaudeAdapter = (options: ClaudeAdapterOptions): Effect.Effect<
         ) {
           return { finalText: result.result !== "" ? result.result : lastText }
         }
-        return yield* failureOf(turn, request, result, thrown)
+        return yield* turnFailure(
+          {
+            cancelRequested: turn.cancelRequested,
+            resumed: request.resume !== null,
+            result,
+            thrown,
+            stderr: turn.stderr
+          },
+          new HostPathRedaction(request.workdirRoot)
+        )
       })
 
     const adapter: ProviderAdapter = {
@@ -442,7 +424,7 @@ export const makeClaudeAdapter = (options: ClaudeAdapterOptions): Effect.Effect<
               },
               catch: (error) =>
                 providerError(
-                  `the Claude Agent SDK refused to start: ${errorText(error instanceof Error ? error.message : String(error))}`
+                  `the Claude Agent SDK refused to start: ${new HostPathRedaction(request.workdirRoot).message(error instanceof Error ? error.message : String(error), MAX_ERROR_TEXT)}`
                 )
             }),
             (turn) => drive(turn, request, sink),

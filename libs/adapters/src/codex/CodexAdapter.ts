@@ -10,6 +10,7 @@ import {
   AgentTaskNotActive,
   type ApprovalPayload,
   type ApprovalResolution,
+  HostPathRedaction,
   type RuntimeInfo
 } from "@serverfs/domain"
 import { Effect, Either, ExecutionStrategy, Exit, Fiber, Queue, Scope } from "effect"
@@ -26,7 +27,8 @@ import {
   permissionReply,
   questionPayload,
   questionReply,
-  scrubMessage
+  requestFailure,
+  turnFailure
 } from "./CodexMapping.js"
 import {
   type CodexConnection,
@@ -315,16 +317,11 @@ export const makeCodexAdapter = (options: CodexAdapterOptions): Effect.Effect<Pr
             message: "Codex runs in native mode only with the workspace-write profile"
           })
         }
-        const root = request.workdirRoot
-        const scrub = (message: string) => scrubMessage(root, message)
-        const failure =
-          (what: string) =>
-          (e: RequestError): AgentError =>
-            e._tag === "CodexDisconnected"
-              ? new AgentProviderDisconnected({ message: `the connection to Codex was lost during ${what}` })
-              : e._tag === "CodexTimeout"
-                ? new AgentProviderError({ message: `Codex did not answer ${what} in time` })
-                : new AgentProviderError({ message: `Codex refused ${what}: ${scrub(e.message)}` })
+        // Everything shown is redacted by the one rule (spec §16); every provider text that goes
+        // into an AgentError passes `message` (the bridge's own pass comes on top).
+        const redaction = new HostPathRedaction(request.workdirRoot)
+        const scrub = (message: string) => redaction.message(message)
+        const failure = (what: string) => (e: RequestError) => requestFailure(redaction, what, e)
 
         const turn: ActiveTurn = {
           threadId: null,
@@ -373,7 +370,7 @@ export const makeCodexAdapter = (options: CodexAdapterOptions): Effect.Effect<Pr
         const body = Effect.gen(function* () {
           current = adopt(
             yield* openOwned(connectForTask).pipe(
-              Effect.mapError((e) => new AgentRuntimeNotReady({ message: e.reason }))
+              Effect.mapError((e) => new AgentRuntimeNotReady({ message: scrub(e.reason) }))
             )
           )
 
@@ -500,17 +497,21 @@ export const makeCodexAdapter = (options: CodexAdapterOptions): Effect.Effect<Pr
           const decideFor = (message: RelayedRequest): Effect.Effect<Reply> | string => {
             switch (message.method) {
               case "item/commandExecution/requestApproval":
-                return approval(commandApproval(message.params, root), decisionReply, CANCELLED)
+                return approval(commandApproval(message.params, redaction), decisionReply, CANCELLED)
               case "item/fileChange/requestApproval":
                 return approval(
-                  fileChangeApproval(message.params, changedPaths.get(message.params.itemId) ?? [], root),
+                  fileChangeApproval(
+                    message.params,
+                    changedPaths.get(message.params.itemId) ?? [],
+                    redaction
+                  ),
                   decisionReply,
                   CANCELLED
                 )
               case "item/permissions/requestApproval": {
                 const params = message.params
                 return approval(
-                  permissionApproval(params, root),
+                  permissionApproval(params, redaction),
                   (resolution) => permissionReply(params, resolution),
                   PERMISSION_DENIED_REPLY
                 )
@@ -601,7 +602,11 @@ export const makeCodexAdapter = (options: CodexAdapterOptions): Effect.Effect<Pr
                   if (item.type === "agentMessage" && n.method === "item/completed") {
                     messages.push({ id: item.id, text: item.text, phase: item.phase })
                   }
-                  const event = itemEvent(item, n.method === "item/started" ? "started" : "completed", root)
+                  const event = itemEvent(
+                    item,
+                    n.method === "item/started" ? "started" : "completed",
+                    redaction
+                  )
                   if (event !== undefined) yield* sink.event(event.type, event.payload)
                   return CONTINUE
                 }
@@ -732,9 +737,10 @@ export const makeCodexAdapter = (options: CodexAdapterOptions): Effect.Effect<Pr
               }
               return yield* new AgentProviderError({ message: "the Codex turn was interrupted" })
             case "failed":
-              return yield* new AgentProviderError({
-                message: scrub(outcome.error?.message ?? lastError ?? "the Codex turn failed")
-              })
+              return yield* turnFailure(
+                redaction,
+                outcome.error?.message ?? lastError ?? "the Codex turn failed"
+              )
             case "inProgress":
               return yield* new AgentProviderError({
                 message: "Codex reported an unfinished turn as completed"

@@ -157,6 +157,24 @@ describe("Claude adapter: a plain turn", () => {
     expect(error.message).not.toContain(fx.sandbox.base)
   })
 
+  it("a provider failure naming the workdir, a home directory and a temp path: the AgentError message has none of them", async () => {
+    const request = fx.request("hello")
+    const home = path.join(os.homedir(), ".claude", "settings.json")
+    const temp = path.join(os.tmpdir(), "claude-7", "stdin.fifo")
+    fx.server.script(() =>
+      httpErrorReply(
+        400,
+        "invalid_request_error",
+        `bad request in ${request.workdirRoot}/src, see ${home} and ${temp}`
+      )
+    )
+    const error = expectFailure(await runTurn(fx.adapter, request, makeRecording()))
+    expect(error._tag).toBe("AGENT_PROVIDER_ERROR")
+    expect(error.message).toContain("bad request in <workdir>/src, see <path> and <path>")
+    for (const leak of [request.workdirRoot, os.homedir(), os.tmpdir()])
+      expect(error.message).not.toContain(leak)
+  })
+
   it("refuses steering with a clear provider error while a turn runs", async () => {
     fx.server.queue([textReply("x".repeat(30), { chunks: 30, chunkDelayMs: 100 })])
     const rec = makeRecording()

@@ -5,6 +5,7 @@
  * after each test.
  */
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "@effect/vitest"
 import {
@@ -473,6 +474,27 @@ describe("Codex over stdio", () => {
         const reported = test.events.find((e) => e.type === "provider.error")
         expect(reported?.payload).toMatchObject({ will_retry: false })
         expect(JSON.stringify(test.events)).not.toContain(fx.base)
+      })
+  )
+
+  it.live(
+    "provider failure naming the workdir, a home directory and a temp path: the AgentError message has none of them",
+    () =>
+      Effect.gen(function* () {
+        const home = path.join(os.homedir(), ".codex", "auth.json")
+        const temp = path.join(os.tmpdir(), "codex-41", "app-server.sock")
+        server.script({
+          type: "http-error",
+          status: 400,
+          message: `bad request in ${fx.workdir}/src, see ${home} and ${temp}`
+        })
+        const adapter = yield* makeCodexAdapter(fx.options())
+        const test = yield* makeTestSink
+        const turn = yield* startTurn(adapter, fx.request("t-400", "go"), test.sink)
+        const error = yield* turn.failure
+        expect(error._tag).toBe("AGENT_PROVIDER_ERROR")
+        expect(error.message).toContain("bad request in <workdir>/src, see <path> and <path>")
+        for (const leak of [fx.workdir, os.homedir(), os.tmpdir()]) expect(error.message).not.toContain(leak)
       })
   )
 
