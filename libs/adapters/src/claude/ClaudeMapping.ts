@@ -1,5 +1,5 @@
 import * as path from "node:path"
-import type { PermissionResult, PermissionUpdate, SDKResultMessage } from "@anthropic-ai/claude-agent-sdk"
+import type { PermissionResult, PermissionUpdate } from "@anthropic-ai/claude-agent-sdk"
 import {
   type AgentError,
   AgentProviderError,
@@ -251,11 +251,8 @@ export const MAX_ERROR_TEXT = 500
 
 /** The part of the SDK's result message a failure quotes. */
 export type ResultSummary =
-  | { readonly subtype: "success"; readonly result: string }
-  | {
-      readonly subtype: Exclude<SDKResultMessage["subtype"], "success">
-      readonly errors: ReadonlyArray<string>
-    }
+  | { readonly _tag: "Success"; readonly isError: boolean; readonly text: string }
+  | { readonly _tag: "Error"; readonly errors: ReadonlyArray<string> }
 
 /** How a turn ended without success, as `turnFailure` reads it. */
 export interface TurnEnd {
@@ -285,8 +282,8 @@ export const turnFailure = (end: TurnEnd, redaction: HostPathRedaction): AgentEr
       ? [end.thrown instanceof Error ? end.thrown.message : "", end.stderr]
           .filter((s) => s.trim() !== "")
           .join(" — ")
-      : result.subtype === "success"
-        ? result.result
+      : result._tag === "Success"
+        ? result.text
         : result.errors.join("; ")
   if (end.resumed && /No conversation found/i.test(details)) {
     return new AgentSessionNotResumable({

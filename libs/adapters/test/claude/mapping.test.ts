@@ -176,7 +176,7 @@ describe("Claude failures are redacted before they become the task's error", () 
 
   it("an error result naming the workdir, a home directory and a temp path → AGENT_PROVIDER_ERROR without them", () => {
     const result = {
-      subtype: "error_during_execution",
+      _tag: "Error",
       errors: [`EACCES: ${ROOT}/secret.txt`, `cannot write ${HOME}`, `lost ${TEMP}`]
     } as const
     const error = turnFailure({ ...end, result }, redaction)

@@ -20,7 +20,7 @@ import {
   makeClaudeSandbox,
   startFakeMessagesServer
 } from "@serverfs/testkit"
-import { Effect, Either } from "effect"
+import { Effect, Either, Exit, Scope } from "effect"
 import {
   InteractionEnded,
   makeClaudeAdapter,
@@ -100,13 +100,17 @@ export const startClaudeFixture = async (): Promise<ClaudeFixture> => {
   const sandbox = makeClaudeSandbox(server.url)
   const workspace = path.join(sandbox.base, "workspace")
   fs.mkdirSync(workspace)
+  const scope = Effect.runSync(Scope.make())
   const adapter = await Effect.runPromise(
-    makeClaudeAdapter({
-      claudeBin: bundledClaudeBinary(),
-      useBundledCli: false,
-      probeTimeoutSeconds: 10,
-      environment: sandbox.env
-    })
+    Scope.extend(
+      makeClaudeAdapter({
+        claudeBin: bundledClaudeBinary(),
+        useBundledCli: false,
+        probeTimeoutSeconds: 10,
+        environment: sandbox.env
+      }),
+      scope
+    )
   )
   return {
     server,
@@ -128,6 +132,7 @@ export const startClaudeFixture = async (): Promise<ClaudeFixture> => {
     },
     close: async () => {
       await Effect.runPromise(adapter.close())
+      await Effect.runPromise(Scope.close(scope, Exit.void))
       await waitForNoProcessesIn(sandbox.base)
       await server.close()
       sandbox.remove()
