@@ -159,6 +159,7 @@ export const makeCodexCli = (options: CodexCliOptions): Effect.Effect<CodexCli> 
           )
         : connect
 
+    /** Whatever ends the opening (a failure, an interruption) closes the new scope. */
     const openOwned = (how: Effect.Effect<CodexConnection, CodexUnavailable, Scope.Scope>) =>
       Effect.gen(function* () {
         const scope = yield* Scope.make()

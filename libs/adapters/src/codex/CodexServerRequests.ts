@@ -227,5 +227,5 @@ export const makeServerRequests = (ctx: TurnRequests) => {
         )
   )
 
-  return { onServerRequest, onResolved, dropUnreplayed, interruptAll }
+  return { onServerRequest, onResolved, dropUnreplayed, interruptAll, decline }
 }

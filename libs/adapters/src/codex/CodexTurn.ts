@@ -61,7 +61,9 @@ export const makeCodexRun =
         )
         /** The connection the turn is followed on, in its own scope (replaced on reconnect). */
         const followed = yield* Effect.acquireRelease(
-          deps.cli.openOwned(deps.cli.connectForTask).pipe(
+          // Interruptible (an acquire is not by default): a cancel during the connect or the
+          // daemon's autostart stops it; openOwned releases what it had opened.
+          Effect.interruptible(deps.cli.openOwned(deps.cli.connectForTask)).pipe(
             Effect.map((current): { current: OwnedConnection } => ({ current })),
             Effect.mapError((e) => new AgentRuntimeNotReady({ message: redaction.message(e.reason) }))
           ),
@@ -206,6 +208,12 @@ export const makeCodexRun =
               return Effect.as(requests.onServerRequest(incoming.message, on), CONTINUE)
             case "Notification":
               return onNotification(incoming.message)
+            case "Malformed":
+              return incoming.id === undefined
+                ? Effect.succeed({ _tag: "malformed", method: incoming.method })
+                : requests
+                    .decline(incoming.method, "ServerFS could not read the request", incoming.id, on)
+                    .pipe(Effect.as(CONTINUE))
           }
         }
 
@@ -216,7 +224,11 @@ export const makeCodexRun =
           const on = connection()
           const signal = queued.shift() ?? (yield* dispatch(yield* Queue.take(on.incoming), on))
           if (signal._tag === "completed") outcome = signal.turn
-          else if (signal._tag === "closed") {
+          else if (signal._tag === "malformed") {
+            return yield* new AgentProviderError({
+              message: `Codex sent a ${signal.method} notification ServerFS could not read`
+            })
+          } else if (signal._tag === "closed") {
             if (deps.transport !== "daemon") {
               return yield* new AgentProviderDisconnected({
                 message: "the codex app-server child exited during the turn"

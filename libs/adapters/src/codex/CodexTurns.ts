@@ -78,5 +78,7 @@ export type Signal =
   | { readonly _tag: "continue" }
   | { readonly _tag: "completed"; readonly turn: Turn }
   | { readonly _tag: "closed"; readonly reason: string }
+  /** A notification the turn acts on did not decode: the turn cannot be followed reliably. */
+  | { readonly _tag: "malformed"; readonly method: string }
 
 export const CONTINUE: Signal = { _tag: "continue" }
