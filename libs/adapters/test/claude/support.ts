@@ -28,6 +28,7 @@ import {
   type TurnRequest,
   type TurnSink
 } from "../../src/index.js"
+import { eventuallyPromise } from "../eventually.js"
 
 export interface RecordedEvent {
   readonly type: string
@@ -158,19 +159,8 @@ export const expectFailure = (
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
-export const waitUntil = async <A>(
-  what: string,
-  probe: () => A | undefined,
-  timeoutMs = 30_000
-): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(25)
-  }
-}
+export const waitUntil = <A>(what: string, probe: () => A | undefined, timeoutMs = 30_000): Promise<A> =>
+  eventuallyPromise(what, probe, `${timeoutMs} millis`)
 
 /** Pids of processes whose cwd is inside `dir` (the CLI and the commands its tools run). */
 export const processesIn = (dir: string): Array<number> => {
@@ -203,12 +193,15 @@ export const processesMatching = (needle: string): Array<number> => {
 }
 
 /** Every process started under `dir` must be gone (bounded); fails with the survivors' pids. */
-export const waitForNoProcessesIn = async (dir: string, timeoutMs = 15_000): Promise<void> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const left = processesIn(dir)
-    if (left.length === 0) return
-    if (Date.now() > deadline) throw new Error(`processes left running in ${dir}: ${left.join(", ")}`)
-    await sleep(50)
-  }
-}
+export const waitForNoProcessesIn = (dir: string, timeoutMs = 15_000): Promise<void> =>
+  eventuallyPromise(
+    `no processes left running in ${dir}`,
+    () => (processesIn(dir).length === 0 ? true : undefined),
+    `${timeoutMs} millis`,
+    "50 millis"
+  ).then(
+    () => undefined,
+    () => {
+      throw new Error(`processes left running in ${dir}: ${processesIn(dir).join(", ")}`)
+    }
+  )
