@@ -5,7 +5,6 @@ import {
   answersFor,
   approvalPayload,
   CANCEL_MESSAGE,
-  type ClaudeApprovalResolution,
   permissionResult,
   questionPayload,
   sessionGrant
@@ -32,7 +31,7 @@ const relay = (request: TurnRequest, sink: TurnSink) => {
       const grant = sessionGrant(context)
       const payload = approvalPayload(tool, input, context, request, grant.length > 0)
       return Effect.map(sink.requestApproval(payload), (resolution) =>
-        permissionResult(input, resolution as ClaudeApprovalResolution, grant)
+        permissionResult(input, resolution, grant)
       )
     })
 

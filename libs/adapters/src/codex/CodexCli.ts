@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process"
 import type * as net from "node:net"
-import { type Duration, Effect, Exit, Scope } from "effect"
+import { Deferred, type Duration, Effect, Exit, Scope } from "effect"
 import {
   type CodexConnection,
   CodexUnavailable,
@@ -48,7 +48,8 @@ const OPT_OUT = [
 
 /**
  * Run a short Codex CLI command; its stdout on exit code 0. The child is acquired in a scope of
- * its own: a timeout or an interruption kills it, whatever the command was doing.
+ * its own — a timeout or an interruption kills it, whatever the command was doing — and watched
+ * from the moment it is spawned (its outcome lands in a Deferred), so no event can be missed.
  */
 export const runCli = (
   bin: string,
@@ -58,36 +59,37 @@ export const runCli = (
 ): Effect.Effect<string, CodexUnavailable> =>
   Effect.scoped(
     Effect.gen(function* () {
-      const child = yield* Effect.acquireRelease(
-        Effect.sync(() => spawn(bin, [...args], { env, stdio: ["ignore", "pipe", "pipe"] })),
+      const outcome = yield* Deferred.make<string, CodexUnavailable>()
+      yield* Effect.acquireRelease(
+        Effect.sync(() => {
+          const child = spawn(bin, [...args], { env, stdio: ["ignore", "pipe", "pipe"] })
+          let stdout = ""
+          child.stdout.on("data", (chunk: Buffer) => {
+            stdout += chunk.toString("utf8")
+          })
+          child.stderr.resume()
+          child.once("error", () =>
+            Deferred.unsafeDone(
+              outcome,
+              Exit.fail(new CodexUnavailable({ reason: "the codex binary could not be run" }))
+            )
+          )
+          child.once("close", (code) =>
+            Deferred.unsafeDone(
+              outcome,
+              code === 0
+                ? Exit.succeed(stdout)
+                : Exit.fail(new CodexUnavailable({ reason: `codex ${args.join(" ")} exited with ${code}` }))
+            )
+          )
+          return child
+        }),
         (child) =>
           Effect.sync(() => {
             if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
           })
       )
-      return yield* Effect.async<string, CodexUnavailable>((resume) => {
-        let stdout = ""
-        let settled = false
-        const finish = (result: Effect.Effect<string, CodexUnavailable>) => {
-          if (settled) return
-          settled = true
-          resume(result)
-        }
-        child.stdout?.on("data", (chunk: Buffer) => {
-          stdout += chunk.toString("utf8")
-        })
-        child.stderr?.resume()
-        child.once("error", () =>
-          finish(Effect.fail(new CodexUnavailable({ reason: "the codex binary could not be run" })))
-        )
-        child.once("close", (code) =>
-          finish(
-            code === 0
-              ? Effect.succeed(stdout)
-              : Effect.fail(new CodexUnavailable({ reason: `codex ${args.join(" ")} exited with ${code}` }))
-          )
-        )
-      }).pipe(
+      return yield* Deferred.await(outcome).pipe(
         Effect.timeoutFail({
           duration: timeout,
           onTimeout: () => new CodexUnavailable({ reason: `codex ${args.join(" ")} timed out` })
