@@ -91,6 +91,27 @@ const REQUESTS: Readonly<Record<string, (params: unknown) => boolean>> = {
   "item/tool/requestUserInput": Schema.is(Schema.Struct({ ...Addressed, questions: Schema.Array(Question) }))
 }
 
+const ThreadOpened = Schema.Struct({ thread: Schema.Struct({ id: S }), model: S })
+/**
+ * The response fields the adapter reads, by request method (turn/steer and turn/interrupt
+ * results are not read).
+ */
+const RESPONSES: Readonly<Record<string, (result: unknown) => boolean>> = {
+  initialize: Schema.is(Schema.Struct({ userAgent: S })),
+  "thread/start": Schema.is(ThreadOpened),
+  "thread/resume": Schema.is(ThreadOpened),
+  "thread/read": Schema.is(
+    Schema.Struct({
+      thread: Schema.Struct({ status: Schema.Struct({ type: S }), turns: Schema.Array(TurnShape) })
+    })
+  ),
+  "turn/start": Schema.is(Schema.Struct({ turn: Schema.Struct({ id: S }) }))
+}
+
+/** Does a response to `method` carry what the adapter reads of it? */
+export const isResponseTo = <M extends string, R>(method: M, result: unknown): result is R =>
+  RESPONSES[method]?.(result) ?? true
+
 /** The frame's message, when what the adapter reads of it decodes. */
 export const isNotification = (frame: object): frame is ServerNotificationEnvelope =>
   "method" in frame &&

@@ -5,7 +5,7 @@ import * as path from "node:path"
 import * as readline from "node:readline"
 import { Data, Deferred, Duration, Effect, Exit, FiberId, Option, Queue, type Scope } from "effect"
 import WebSocket from "ws"
-import { decodeFrame, isNotification, isServerRequest } from "./CodexMessages.js"
+import { decodeFrame, isNotification, isResponseTo, isServerRequest } from "./CodexMessages.js"
 import type { ClientRequest } from "./protocol/generated/ClientRequest.js"
 import type { InitializeResponse } from "./protocol/generated/InitializeResponse.js"
 import type { RequestId } from "./protocol/generated/RequestId.js"
@@ -204,7 +204,13 @@ const rpcOver = <E>(
         return Deferred.await(deferred).pipe(
           Effect.timeoutFail({ duration: timeout, onTimeout: () => new CodexTimeout({ method }) }),
           Effect.ensuring(Effect.sync(() => pending.delete(id))),
-          Effect.map((result) => result as ResponseOf[M])
+          Effect.flatMap((result) =>
+            isResponseTo<M, ResponseOf[M]>(method, result)
+              ? Effect.succeed(result)
+              : Effect.fail(
+                  new CodexRpcError({ method, code: 0, message: "a response ServerFS could not read" })
+                )
+          )
         )
       })
 

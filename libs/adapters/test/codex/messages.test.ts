@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { Option } from "effect"
-import { decodeFrame, isNotification, isServerRequest } from "../../src/codex/CodexMessages.js"
+import { decodeFrame, isNotification, isResponseTo, isServerRequest } from "../../src/codex/CodexMessages.js"
 
 const turn = {
   id: "tu",
@@ -60,5 +60,18 @@ describe("Codex frames and messages", () => {
     ).toBe(false)
     // Declined by method anyway: only the id is needed.
     expect(isServerRequest({ id: 1, method: "mcpServer/elicitation/request", params: {} })).toBe(true)
+  })
+})
+
+describe("Codex responses", () => {
+  it("a response is typed only when the fields the adapter reads decode", () => {
+    expect(isResponseTo("thread/start", { thread: { id: "th" }, model: "m" })).toBe(true)
+    expect(isResponseTo("thread/start", { thread: {}, model: "m" })).toBe(false)
+    expect(isResponseTo("turn/start", { turn: { id: "tu" } })).toBe(true)
+    expect(isResponseTo("turn/start", { turn: null })).toBe(false)
+    expect(isResponseTo("thread/read", { thread: { status: { type: "idle" }, turns: [turn] } })).toBe(true)
+    expect(isResponseTo("thread/read", { thread: { status: "idle", turns: [] } })).toBe(false)
+    // Results the adapter does not read are not checked.
+    expect(isResponseTo("turn/interrupt", {})).toBe(true)
   })
 })
