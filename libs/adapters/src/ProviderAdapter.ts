@@ -9,7 +9,7 @@ import type {
   RuntimeInfo,
   RuntimeName
 } from "@serverfs/domain"
-import { Data, type Effect } from "effect"
+import { Context, Data, type Effect } from "effect"
 
 /**
  * The port every provider runtime implements (spec v0.3 §29, bridge-internals §7/§10). The bridge
@@ -117,5 +117,20 @@ export interface ProviderAdapter {
   readonly cancel: (taskId: string) => Effect.Effect<void, AgentError>
   /** After a restart: is the recorded turn still live, resumable, or proven stopped? */
   readonly reconcile: (turn: RecordedTurn) => Effect.Effect<ReconcileResult>
+  /**
+   * Stop what the adapter still runs (bounded, best effort). An adapter built with its `make`
+   * does this when its scope closes; calling it as well is harmless.
+   */
   readonly close: () => Effect.Effect<void>
 }
+
+/**
+ * The port as a service (STYLE rule 1: a port with several implementations is a `Context.Tag`).
+ * Each implementation offers `make` (scoped: whatever the adapter acquires is released with the
+ * scope) and `layer` / `layerConfig` providing this tag; the bridge, which runs several at once,
+ * builds each one's layer in its own scope (RuntimeRegistry).
+ */
+export class ProviderAdapterTag extends Context.Tag("@serverfs/adapters/ProviderAdapter")<
+  ProviderAdapterTag,
+  ProviderAdapter
+>() {}

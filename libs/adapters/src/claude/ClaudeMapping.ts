@@ -1,12 +1,16 @@
 import * as path from "node:path"
 import type { PermissionResult, PermissionUpdate } from "@anthropic-ai/claude-agent-sdk"
-import type {
-  ApprovalCategory,
-  ApprovalPayload,
-  ApprovalResolution,
-  Decision,
-  QuestionPayload,
-  QuestionResolution
+import {
+  type AgentError,
+  AgentProviderError,
+  AgentSessionNotResumable,
+  type ApprovalCategory,
+  type ApprovalPayload,
+  type ApprovalResolution,
+  type Decision,
+  type HostPathRedaction,
+  type QuestionPayload,
+  type QuestionResolution
 } from "@serverfs/domain"
 import type { NormalizedEvent } from "../ProviderAdapter.js"
 
@@ -242,11 +246,55 @@ export const toolCompleted = (tool: string | undefined, id: string, isError: boo
   return { type, payload: { ...(tool === undefined ? {} : { tool }), tool_use_id: id, is_error: isError } }
 }
 
-/** Absolute paths in a provider error text, blanked: error messages reach clients unredacted. */
-const scrubPaths = (message: string): string => message.replace(/(^|[\s'"(=:])\/[^\s'"),;:]+/g, "$1<path>")
+/** The longest provider error text an AgentError message quotes (a CLI's stderr can be long). */
+export const MAX_ERROR_TEXT = 500
 
-/** A provider error text fit for an error message: scrubbed and bounded. */
-export const errorText = (message: string): string => {
-  const clean = scrubPaths(message).trim()
-  return clean.length <= 500 ? clean : `${clean.slice(0, 500)}…`
+/** The part of the SDK's result message a failure quotes. */
+export type ResultSummary =
+  | { readonly _tag: "Success"; readonly isError: boolean; readonly text: string }
+  | { readonly _tag: "Error"; readonly errors: ReadonlyArray<string> }
+
+/** How a turn ended without success, as `turnFailure` reads it. */
+export interface TurnEnd {
+  /** The bridge asked the turn to stop: its end is not a provider failure. */
+  readonly cancelRequested: boolean
+  /** The turn continued a recorded session. */
+  readonly resumed: boolean
+  /** The SDK's result message, if one came. */
+  readonly result: ResultSummary | undefined
+  /** What the SDK's iterator threw, if it did. */
+  readonly thrown: unknown
+  /** The CLI's stderr (bounded). */
+  readonly stderr: string
+}
+
+/**
+ * The task's error for a turn that did not succeed. The CLI's texts name host paths (the
+ * workdir, the home directory, temp files): the one redaction rule makes them `<workdir>` /
+ * `<path>`, bounded, before they become the task's error message.
+ */
+export const turnFailure = (end: TurnEnd, redaction: HostPathRedaction): AgentError => {
+  if (end.cancelRequested)
+    return new AgentProviderError({ message: "the turn was interrupted at the user's request" })
+  const result = end.result
+  const details =
+    result === undefined
+      ? [end.thrown instanceof Error ? end.thrown.message : "", end.stderr]
+          .filter((s) => s.trim() !== "")
+          .join(" — ")
+      : result._tag === "Success"
+        ? result.text
+        : result.errors.join("; ")
+  if (end.resumed && /No conversation found/i.test(details)) {
+    return new AgentSessionNotResumable({
+      message: "Claude Code has no conversation with the recorded session id; start a new task instead"
+    })
+  }
+  const reason = redaction.message(details, MAX_ERROR_TEXT)
+  return new AgentProviderError({
+    message:
+      result === undefined
+        ? `the Claude Code CLI ended without a result${reason === "" ? "" : `: ${reason}`}`
+        : `Claude Code reported an error${reason === "" ? "" : `: ${reason}`}`
+  })
 }

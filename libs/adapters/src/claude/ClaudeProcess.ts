@@ -1,8 +1,10 @@
-import { type ChildProcess, execFile, spawn } from "node:child_process"
+import { type ChildProcess, type ChildProcessByStdio, execFile, spawn } from "node:child_process"
 import * as fs from "node:fs"
 import { createRequire } from "node:module"
 import * as path from "node:path"
+import type { Readable, Writable } from "node:stream"
 import type { SpawnedProcess, SpawnOptions } from "@anthropic-ai/claude-agent-sdk"
+import { Effect } from "effect"
 
 /**
  * The Claude Code CLI as a process: which executable, how it is started (its own process group,
@@ -74,9 +76,10 @@ export const probeVersion = (
   executable: string,
   environment: Record<string, string | undefined>,
   timeoutSeconds: number
-): Promise<{ readonly version: string } | { readonly problem: string }> =>
-  new Promise((resolve) => {
-    execFile(
+): Effect.Effect<{ readonly version: string } | { readonly problem: string }> =>
+  Effect.async((resume) => {
+    // execFile bounds the child itself (timeout, SIGKILL); an interrupted probe kills it too.
+    const child = execFile(
       executable,
       ["--version"],
       {
@@ -87,17 +90,26 @@ export const probeVersion = (
       },
       (error, stdout) => {
         if (error !== null) {
-          resolve({ problem: error.killed ? "claude --version timed out" : "claude --version failed" })
+          resume(
+            Effect.succeed({
+              problem: error.killed ? "claude --version timed out" : "claude --version failed"
+            })
+          )
           return
         }
         const match = /(\d+\.\d+\.\d+\S*)/.exec(stdout)
-        resolve(
-          match?.[1] === undefined
-            ? { problem: "claude --version printed no version" }
-            : { version: match[1] }
+        resume(
+          Effect.succeed(
+            match?.[1] === undefined
+              ? { problem: "claude --version printed no version" }
+              : { version: match[1] }
+          )
         )
       }
     )
+    return Effect.sync(() => {
+      if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
+    })
   })
 
 // ---- the CLI's process group -------------------------------------------------------------------
@@ -165,7 +177,7 @@ export const spawnInGroup = (
     stdio: ["pipe", "pipe", "pipe"],
     detached: true
   })
-  child.stderr?.on("data", (chunk: Buffer) => onStderr(chunk.toString("utf8")))
+  child.stderr.on("data", (chunk: Buffer) => onStderr(chunk.toString("utf8")))
   // A failed spawn (ENOENT, EACCES) is reported by the SDK's own listener; this one keeps it from
   // ever becoming an uncaught exception of the bridge.
   child.on("error", (error) => onStderr(`${error.message}\n`))
@@ -183,5 +195,33 @@ export const spawnInGroup = (
     if (pid !== undefined) killGroup(pid, "SIGKILL")
   })
   onSpawn(child)
-  return child as unknown as SpawnedProcess
+  return asSpawnedProcess(child)
 }
+
+type ExitListener = (code: number | null, signal: NodeJS.Signals | null) => void
+type ErrorListener = (error: Error) => void
+
+/** The child as the SDK's `SpawnedProcess` (a view: its streams, state and events). */
+const asSpawnedProcess = (child: ChildProcessByStdio<Writable, Readable, Readable>): SpawnedProcess => ({
+  stdin: child.stdin,
+  stdout: child.stdout,
+  get killed() {
+    return child.killed
+  },
+  get exitCode() {
+    return child.exitCode
+  },
+  get signalCode() {
+    return child.signalCode
+  },
+  kill: (signal) => child.kill(signal),
+  on: (event: "exit" | "error", listener: ExitListener | ErrorListener) => {
+    child.on(event, listener)
+  },
+  once: (event: "exit" | "error", listener: ExitListener | ErrorListener) => {
+    child.once(event, listener)
+  },
+  off: (event: "exit" | "error", listener: ExitListener | ErrorListener) => {
+    child.off(event, listener)
+  }
+})

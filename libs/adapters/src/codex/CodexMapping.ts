@@ -1,13 +1,17 @@
-import * as path from "node:path"
 import {
+  type AgentError,
+  AgentProviderDisconnected,
+  AgentProviderError,
   type ApprovalPayload,
   type ApprovalResolution,
   Decision,
+  type HostPathRedaction,
   type Question,
   type QuestionPayload,
   type QuestionResolution
 } from "@serverfs/domain"
 import type { NormalizedEvent } from "../ProviderAdapter.js"
+import type { RequestError } from "./CodexTransport.js"
 import type {
   CommandExecutionApprovalDecision,
   CommandExecutionRequestApprovalParams,
@@ -23,71 +27,11 @@ import type {
 /**
  * Codex App Server ↔ ServerFS, as pure functions (spec v0.3 §15–§17, bridge-internals §7):
  * the normalized approval and question payloads built from Codex's server requests, the native
- * replies built from the human's answers, progress events built from thread items, and the
- * host-path hygiene of everything shown. Nothing here talks to Codex.
+ * replies built from the human's answers, progress events built from thread items. Host paths
+ * in everything shown go through the one redaction rule (`HostPathRedaction`, spec §16): paths
+ * workdir-relative or `<outside-workdir>`, command lines with the root made relative, native
+ * permission data with every path key redacted. Nothing here talks to Codex.
  */
-const OUTSIDE_WORKDIR = "<outside-workdir>"
-const WORKDIR_TEXT = "<workdir>"
-
-const trimSlash = (p: string): string => (p.length > 1 ? p.replace(/\/+$/, "") : p)
-
-/** A host path as a chat may see it: workdir-relative, "." for the root, else `<outside-workdir>`. */
-export const displayPath = (workdirRoot: string, value: string): string => {
-  if (!path.isAbsolute(value)) return value
-  const root = trimSlash(workdirRoot)
-  const clean = trimSlash(path.normalize(value))
-  if (clean === root) return "."
-  if (root !== "/" && clean.startsWith(`${root}/`)) return clean.slice(root.length + 1)
-  return OUTSIDE_WORKDIR
-}
-
-const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")
-
-/**
- * A command line for display: every occurrence of the workdir root, as a whole path component,
- * becomes workdir-relative (`<root>/src/a.ts` → `src/a.ts`, `<root>` → `.`). Other text is kept:
- * commands are shown for an informed decision (spec §16).
- */
-export const redactCommand = (workdirRoot: string, command: string): string => {
-  const root = trimSlash(workdirRoot)
-  if (root === "/" || root === "") return command
-  const pattern = new RegExp(`${escapeRegExp(root)}(/[^\\s'"\`;|&<>()]*)?(?![^\\s'"\`;|&<>()/])`, "g")
-  return command.replace(pattern, (_match, rest: string | undefined) => {
-    const tail = (rest ?? "").replace(/^\/+/, "")
-    return tail === "" ? "." : tail
-  })
-}
-
-/** Path-valued keys whose strings are host paths (also inside lists). */
-const PATH_KEYS = new Set(["path", "cwd", "grantRoot", "read", "write", "readableRoots", "writableRoots"])
-
-/** Native provider data with every host path under a path key shown as `displayPath`. */
-const redactPaths = (workdirRoot: string, value: unknown, key?: string): unknown => {
-  if (typeof value === "string")
-    return key !== undefined && PATH_KEYS.has(key) ? displayPath(workdirRoot, value) : value
-  if (Array.isArray(value)) return value.map((v) => redactPaths(workdirRoot, v, key))
-  if (value !== null && typeof value === "object") {
-    const out: Record<string, unknown> = {}
-    for (const [k, v] of Object.entries(value as Record<string, unknown>))
-      out[k] = redactPaths(workdirRoot, v, k)
-    return out
-  }
-  return value
-}
-
-/**
- * A provider message safe to store as a task error: the workdir root becomes `<workdir>`, any
- * other absolute path `<path>`, and it is bounded.
- */
-export const scrubMessage = (workdirRoot: string, message: string, max = 2000): string => {
-  const root = trimSlash(workdirRoot)
-  const withoutRoot = root === "/" || root === "" ? message : message.split(root).join(WORKDIR_TEXT)
-  const withoutPaths = withoutRoot.replace(
-    /(^|[\s'"(=[,])\/[^\s'")\],]+/g,
-    (_m, lead: string) => `${lead}<path>`
-  )
-  return withoutPaths.length > max ? `${withoutPaths.slice(0, max)}…` : withoutPaths
-}
 
 // ---- decisions --------------------------------------------------------------------------------
 type NativeDecision = "accept" | "acceptForSession" | "decline" | "cancel"
@@ -142,7 +86,7 @@ const optional = <K extends string, V>(key: K, value: V | null | undefined): { [
 
 export const commandApproval = (
   params: CommandExecutionRequestApprovalParams,
-  workdirRoot: string
+  redaction: HostPathRedaction
 ): ApprovalPayload => {
   const command = params.command ?? (params.commandActions ?? []).map((a) => a.command).join(" && ")
   return {
@@ -150,16 +94,16 @@ export const commandApproval = (
     title: "Codex wants to run a command",
     available_decisions: [...decisionsFrom(params.availableDecisions)],
     ...optional("reason", params.reason),
-    command_display: redactCommand(workdirRoot, command),
+    command_display: redaction.command(command),
     ...optional(
       "relative_cwd",
-      params.cwd === null || params.cwd === undefined ? undefined : displayPath(workdirRoot, params.cwd)
+      params.cwd === null || params.cwd === undefined ? undefined : redaction.path(params.cwd)
     ),
     ...optional(
       "additional_permissions",
       params.additionalPermissions === null || params.additionalPermissions === undefined
         ? undefined
-        : redactPaths(workdirRoot, params.additionalPermissions)
+        : redaction.value(params.additionalPermissions)
     ),
     ...optional("network_approval_context", params.networkApprovalContext)
   }
@@ -168,7 +112,7 @@ export const commandApproval = (
 export const fileChangeApproval = (
   params: FileChangeRequestApprovalParams,
   changedPaths: ReadonlyArray<string>,
-  workdirRoot: string
+  redaction: HostPathRedaction
 ): ApprovalPayload => {
   const paths =
     changedPaths.length > 0
@@ -181,7 +125,7 @@ export const fileChangeApproval = (
     title: "Codex wants to change files",
     available_decisions: [...DEFAULT_DECISIONS],
     ...optional("reason", params.reason),
-    file_changes: [...new Set(paths.map((p) => displayPath(workdirRoot, p)))].map((p) => ({ path: p }))
+    file_changes: [...new Set(paths.map((p) => redaction.path(p)))].map((p) => ({ path: p }))
   }
 }
 
@@ -196,7 +140,7 @@ const requestedPermissionIds = (params: PermissionsRequestApprovalParams): Reado
 
 export const permissionApproval = (
   params: PermissionsRequestApprovalParams,
-  workdirRoot: string
+  redaction: HostPathRedaction
 ): ApprovalPayload => {
   const native = params.permissions as Record<string, unknown>
   return {
@@ -204,11 +148,11 @@ export const permissionApproval = (
     title: "Codex asks for additional permissions",
     available_decisions: [...Decision.literals],
     ...optional("reason", params.reason),
-    relative_cwd: displayPath(workdirRoot, params.cwd),
+    relative_cwd: redaction.path(params.cwd),
     requested_permissions: requestedPermissionIds(params).map((id) => ({
       permission_id: id,
       kind: permissionKind(id),
-      details: redactPaths(workdirRoot, native[id])
+      details: redaction.value(native[id])
     }))
   }
 }
@@ -303,7 +247,7 @@ export const finalTextOf = (messages: ReadonlyArray<AgentMessage>): string => {
 export const itemEvent = (
   item: ThreadItem,
   phase: "started" | "completed",
-  workdirRoot: string
+  redaction: HostPathRedaction
 ): NormalizedEvent | undefined => {
   const type = `item.${phase}`
   switch (item.type) {
@@ -316,8 +260,8 @@ export const itemEvent = (
         type,
         payload: {
           type: "commandExecution",
-          command: redactCommand(workdirRoot, item.command),
-          cwd: displayPath(workdirRoot, item.cwd),
+          command: redaction.command(item.command),
+          cwd: redaction.path(item.cwd),
           status: item.status,
           ...optional("exit_code", item.exitCode)
         }
@@ -328,7 +272,7 @@ export const itemEvent = (
         payload: {
           type: "fileChange",
           status: item.status,
-          changes: item.changes.map((c) => ({ path: displayPath(workdirRoot, c.path), kind: c.kind.type }))
+          changes: item.changes.map((c) => ({ path: redaction.path(c.path), kind: c.kind.type }))
         }
       }
     case "userMessage":
@@ -346,3 +290,23 @@ export const itemEvent = (
       }
   }
 }
+
+// ---- failures ----------------------------------------------------------------------------------
+/**
+ * A request Codex did not answer as asked, as the task's error. Codex's own text (which names
+ * the workdir, CODEX_HOME, temp files) is redacted by the one rule before it is quoted.
+ */
+export const requestFailure = (
+  redaction: HostPathRedaction,
+  what: string,
+  error: RequestError
+): AgentError =>
+  error._tag === "CodexDisconnected"
+    ? new AgentProviderDisconnected({ message: `the connection to Codex was lost during ${what}` })
+    : error._tag === "CodexTimeout"
+      ? new AgentProviderError({ message: `Codex did not answer ${what} in time` })
+      : new AgentProviderError({ message: redaction.message(`Codex refused ${what}: ${error.message}`) })
+
+/** A failed turn (Codex's error text, or the last `error` notification's), redacted. */
+export const turnFailure = (redaction: HostPathRedaction, text: string): AgentProviderError =>
+  new AgentProviderError({ message: redaction.message(text) })

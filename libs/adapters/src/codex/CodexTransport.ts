@@ -3,8 +3,9 @@ import * as fs from "node:fs"
 import * as net from "node:net"
 import * as path from "node:path"
 import * as readline from "node:readline"
-import { Data, Deferred, Duration, Effect, Exit, FiberId, Queue, type Scope } from "effect"
+import { Data, Deferred, Duration, Effect, Exit, FiberId, Option, Queue, type Scope } from "effect"
 import WebSocket from "ws"
+import { decodeFrame, isNotification, isResponseTo, isServerRequest } from "./CodexMessages.js"
 import type { ClientRequest } from "./protocol/generated/ClientRequest.js"
 import type { InitializeResponse } from "./protocol/generated/InitializeResponse.js"
 import type { RequestId } from "./protocol/generated/RequestId.js"
@@ -59,6 +60,8 @@ export type Incoming =
   | { readonly _tag: "Notification"; readonly message: Notification }
   | { readonly _tag: "ServerRequest"; readonly message: ServerRequest }
   | { readonly _tag: "Closed"; readonly reason: string }
+  /** An acted-on message whose fields did not decode (a request among them carries its id). */
+  | { readonly _tag: "Malformed"; readonly method: string; readonly id: RequestId | undefined }
 
 // ---- errors -----------------------------------------------------------------------------------
 /** No connection could be made (daemon not running, binary missing, handshake refused). */
@@ -146,29 +149,28 @@ const rpcOver = <E>(
     }
 
     const onMessage = (text: string) => {
-      let message: Record<string, unknown>
-      try {
-        const parsed: unknown = JSON.parse(text)
-        if (parsed === null || typeof parsed !== "object" || Array.isArray(parsed)) return
-        message = parsed as Record<string, unknown>
-      } catch {
-        return
-      }
-      const hasId = typeof message.id === "number" || typeof message.id === "string"
-      if (typeof message.method === "string") {
+      const decoded = decodeFrame(text)
+      if (Option.isNone(decoded)) return
+      const frame = decoded.value
+      if (frame.method !== undefined) {
+        const hasId = frame.id !== undefined
         Queue.unsafeOffer(
           incoming,
           hasId
-            ? { _tag: "ServerRequest", message: message as unknown as ServerRequest }
-            : { _tag: "Notification", message: message as unknown as Notification }
+            ? isServerRequest(frame)
+              ? { _tag: "ServerRequest", message: frame }
+              : { _tag: "Malformed", method: frame.method, id: frame.id }
+            : isNotification(frame)
+              ? { _tag: "Notification", message: frame }
+              : { _tag: "Malformed", method: frame.method, id: undefined }
         )
         return
       }
-      if (typeof message.id !== "number") return
-      const entry = pending.get(message.id)
+      if (typeof frame.id !== "number") return
+      const entry = pending.get(frame.id)
       if (entry === undefined) return
-      pending.delete(message.id)
-      const error = message.error as { readonly code?: unknown; readonly message?: unknown } | undefined
+      pending.delete(frame.id)
+      const error = frame.error
       Deferred.unsafeDone(
         entry.deferred,
         error !== undefined && error !== null
@@ -179,7 +181,7 @@ const rpcOver = <E>(
                 message: typeof error.message === "string" ? error.message : "error"
               })
             )
-          : Exit.succeed(message.result)
+          : Exit.succeed(frame.result)
       )
     }
 
@@ -202,7 +204,13 @@ const rpcOver = <E>(
         return Deferred.await(deferred).pipe(
           Effect.timeoutFail({ duration: timeout, onTimeout: () => new CodexTimeout({ method }) }),
           Effect.ensuring(Effect.sync(() => pending.delete(id))),
-          Effect.map((result) => result as ResponseOf[M])
+          Effect.flatMap((result) =>
+            isResponseTo<M, ResponseOf[M]>(method, result)
+              ? Effect.succeed(result)
+              : Effect.fail(
+                  new CodexRpcError({ method, code: 0, message: "a response ServerFS could not read" })
+                )
+          )
         )
       })
 

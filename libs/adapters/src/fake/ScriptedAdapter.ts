@@ -5,8 +5,13 @@ import {
   Decision,
   type QuestionPayload
 } from "@serverfs/domain"
-import { Effect, Queue } from "effect"
-import type { ProviderAdapter, TurnRequest, TurnSink } from "../ProviderAdapter.js"
+import { Effect, Layer, Queue } from "effect"
+import {
+  type ProviderAdapter,
+  ProviderAdapterTag,
+  type TurnRequest,
+  type TurnSink
+} from "../ProviderAdapter.js"
 import { largeText, parseScript, type ScriptedCommand } from "./ScriptedCommand.js"
 
 /**
@@ -197,3 +202,8 @@ export const makeScriptedAdapter = (): Effect.Effect<ProviderAdapter> =>
     }
     return adapter
   })
+
+/** The scripted runtime as the port's service (it acquires nothing: no scope needed). */
+const layer: Layer.Layer<ProviderAdapterTag> = Layer.effect(ProviderAdapterTag, makeScriptedAdapter())
+
+export const ScriptedAdapter = { make: makeScriptedAdapter, layer } as const

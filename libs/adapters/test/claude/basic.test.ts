@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import * as os from "node:os"
 import * as path from "node:path"
 import { bundledClaudeBinary, httpErrorReply, textReply } from "@serverfs/testkit"
-import { Effect, Either } from "effect"
+import { Effect, Either, type Scope } from "effect"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { makeClaudeAdapter } from "../../src/index.js"
 import {
@@ -21,6 +21,9 @@ import {
 } from "./support.js"
 
 let fx: ClaudeFixture
+
+/** Run with an adapter made for this effect only (its scope closes with it). */
+const runScoped = <A, E>(effect: Effect.Effect<A, E, Scope.Scope>) => Effect.runPromise(Effect.scoped(effect))
 
 beforeAll(async () => {
   fx = await startClaudeFixture()
@@ -55,7 +58,7 @@ describe("Claude adapter: probe", () => {
     const bin = fs.mkdtempSync(path.join(os.tmpdir(), "sfc-bin-"))
     try {
       fs.symlinkSync(bundledClaudeBinary(), path.join(bin, "claude"))
-      const onPath = await Effect.runPromise(
+      const onPath = await runScoped(
         Effect.flatMap(
           makeClaudeAdapter({
             claudeBin: "claude",
@@ -67,7 +70,7 @@ describe("Claude adapter: probe", () => {
         )
       )
       expect(onPath).toMatchObject({ available: true, version: "2.1.332" })
-      const bundled = await Effect.runPromise(
+      const bundled = await runScoped(
         Effect.flatMap(
           makeClaudeAdapter({
             claudeBin: "claude-not-installed",
@@ -85,12 +88,12 @@ describe("Claude adapter: probe", () => {
         probeTimeoutSeconds: 10,
         environment: { ...fx.sandbox.env, PATH: `${bin}:/usr/bin:/bin` }
       })
-      expect(await Effect.runPromise(Effect.flatMap(missing, (a) => a.probe()))).toEqual({
+      expect(await runScoped(Effect.flatMap(missing, (a) => a.probe()))).toEqual({
         name: "claude",
         available: false,
         detail: "the Claude Code CLI (SERVERFS_CLAUDE_BIN) was not found"
       })
-      const run = await Effect.runPromise(
+      const run = await runScoped(
         Effect.either(Effect.flatMap(missing, (a) => a.run(fx.request("hello"), makeRecording().sink)))
       )
       expect(Either.isLeft(run) && run.left._tag).toBe("AGENT_RUNTIME_UNAVAILABLE")
@@ -155,6 +158,24 @@ describe("Claude adapter: a plain turn", () => {
     expect(error._tag).toBe("AGENT_PROVIDER_ERROR")
     expect(error.message).toContain("prompt is malformed")
     expect(error.message).not.toContain(fx.sandbox.base)
+  })
+
+  it("a provider failure naming the workdir, a home directory and a temp path: the AgentError message has none of them", async () => {
+    const request = fx.request("hello")
+    const home = path.join(os.homedir(), ".claude", "settings.json")
+    const temp = path.join(os.tmpdir(), "claude-7", "stdin.fifo")
+    fx.server.script(() =>
+      httpErrorReply(
+        400,
+        "invalid_request_error",
+        `bad request in ${request.workdirRoot}/src, see ${home} and ${temp}`
+      )
+    )
+    const error = expectFailure(await runTurn(fx.adapter, request, makeRecording()))
+    expect(error._tag).toBe("AGENT_PROVIDER_ERROR")
+    expect(error.message).toContain("bad request in <workdir>/src, see <path> and <path>")
+    for (const leak of [request.workdirRoot, os.homedir(), os.tmpdir()])
+      expect(error.message).not.toContain(leak)
   })
 
   it("refuses steering with a clear provider error while a turn runs", async () => {

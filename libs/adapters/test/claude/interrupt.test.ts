@@ -71,7 +71,7 @@ describe("Claude adapter: cancel", () => {
   })
 
   it("interrupts a running command: the command's process is stopped too", async () => {
-    const marker = `sfc_marker_${process.pid}_${Date.now()}`
+    const marker = `sfc_marker_${process.pid}_${crypto.randomUUID()}`
     fx.server.queue([longCommandReply(60, marker), textReply("never")])
     const rec = makeRecording({ approval: () => Effect.succeed(decision("approve_once")) })
     const request = fx.request("run the long command")

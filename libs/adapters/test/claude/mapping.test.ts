@@ -2,17 +2,22 @@
  * The pure translations of the Claude adapter (no process): categories, the session grant,
  * decisions, question normalization and the answers mapping, error-text scrubbing.
  */
+import { HostPathRedaction } from "@serverfs/domain"
 import { describe, expect, it } from "vitest"
 import {
   answersFor,
   approvalPayload,
   categoryOf,
-  errorText,
+  MAX_ERROR_TEXT,
   permissionResult,
   questionPayload,
-  sessionGrant
+  sessionGrant,
+  turnFailure
 } from "../../src/claude/ClaudeMapping.js"
 import { childEnvironment, parseProcessTurnId } from "../../src/claude/ClaudeProcess.js"
+
+/** A provider error text as the adapter redacts it (a turn in another workdir than the path named). */
+const errorText = (message: string) => new HostPathRedaction("/elsewhere").message(message, MAX_ERROR_TEXT)
 
 const where = { cwd: "/srv/work/sub", workdirRoot: "/srv/work" }
 
@@ -158,5 +163,42 @@ describe("Claude mapping", () => {
     expect(parseProcessTurnId("cli:1234:5678")).toEqual({ pid: 1234, ticks: "5678" })
     expect(parseProcessTurnId("cli:1:5")).toBeUndefined()
     expect(parseProcessTurnId(null)).toBeUndefined()
+  })
+})
+
+describe("Claude failures are redacted before they become the task's error", () => {
+  const ROOT = "/srv/work"
+  const HOME = "/home/alice/.claude/projects/-srv-work/session.jsonl"
+  const TEMP = "/tmp/claude-7/stdin.fifo"
+  const redaction = new HostPathRedaction(ROOT)
+  const leaks = (message: string) => [ROOT, "/home/alice", "/tmp/"].filter((p) => message.includes(p))
+  const end = { cancelRequested: false, resumed: false, result: undefined, thrown: undefined, stderr: "" }
+
+  it("an error result naming the workdir, a home directory and a temp path → AGENT_PROVIDER_ERROR without them", () => {
+    const result = {
+      _tag: "Error",
+      errors: [`EACCES: ${ROOT}/secret.txt`, `cannot write ${HOME}`, `lost ${TEMP}`]
+    } as const
+    const error = turnFailure({ ...end, result }, redaction)
+    expect(error._tag).toBe("AGENT_PROVIDER_ERROR")
+    expect(leaks(error.message)).toEqual([])
+    expect(error.message).toBe(
+      "Claude Code reported an error: EACCES: <workdir>/secret.txt; cannot write <path>; lost <path>"
+    )
+  })
+
+  it("a CLI that died without a result: its thrown error and stderr are redacted and bounded", () => {
+    const error = turnFailure(
+      { ...end, thrown: new Error(`spawn failed in ${ROOT}`), stderr: `${HOME}: ${TEMP} ${"x".repeat(900)}` },
+      redaction
+    )
+    expect(error._tag).toBe("AGENT_PROVIDER_ERROR")
+    expect(leaks(error.message)).toEqual([])
+    expect(
+      error.message.startsWith(
+        "the Claude Code CLI ended without a result: spawn failed in <workdir> — <path>: <path> x"
+      )
+    ).toBe(true)
+    expect(error.message.length).toBeLessThan(600)
   })
 })

@@ -24,6 +24,7 @@ import {
   textReply
 } from "@serverfs/testkit"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
+import { eventuallyPromise } from "../eventually.js"
 import { processesIn, waitForNoProcessesIn, waitUntil } from "./support.js"
 
 let server: FakeMessagesServer
@@ -61,19 +62,11 @@ const statusOf = async (taskId: string, wanted: ReadonlyArray<string>) =>
     return wanted.includes(String(task.status)) ? task : undefined
   })
 
-const waitUntilAsync = async <A>(
+const waitUntilAsync = <A>(
   what: string,
   probe: () => Promise<A | undefined>,
   timeoutMs = 30_000
-): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
+): Promise<A> => eventuallyPromise(what, probe, `${timeoutMs} millis`, "50 millis")
 
 describe("Claude through the bridge: restart during a pending approval", () => {
   it("interrupts the task, proves the CLI gone, and continues the same session", async () => {

@@ -20,7 +20,7 @@ import {
   makeClaudeSandbox,
   startFakeMessagesServer
 } from "@serverfs/testkit"
-import { Effect, Either } from "effect"
+import { Effect, Either, Exit, Scope } from "effect"
 import {
   InteractionEnded,
   makeClaudeAdapter,
@@ -28,6 +28,7 @@ import {
   type TurnRequest,
   type TurnSink
 } from "../../src/index.js"
+import { eventuallyPromise } from "../eventually.js"
 
 export interface RecordedEvent {
   readonly type: string
@@ -100,13 +101,17 @@ export const startClaudeFixture = async (): Promise<ClaudeFixture> => {
   const sandbox = makeClaudeSandbox(server.url)
   const workspace = path.join(sandbox.base, "workspace")
   fs.mkdirSync(workspace)
+  const scope = Effect.runSync(Scope.make())
   const adapter = await Effect.runPromise(
-    makeClaudeAdapter({
-      claudeBin: bundledClaudeBinary(),
-      useBundledCli: false,
-      probeTimeoutSeconds: 10,
-      environment: sandbox.env
-    })
+    Scope.extend(
+      makeClaudeAdapter({
+        claudeBin: bundledClaudeBinary(),
+        useBundledCli: false,
+        probeTimeoutSeconds: 10,
+        environment: sandbox.env
+      }),
+      scope
+    )
   )
   return {
     server,
@@ -128,6 +133,7 @@ export const startClaudeFixture = async (): Promise<ClaudeFixture> => {
     },
     close: async () => {
       await Effect.runPromise(adapter.close())
+      await Effect.runPromise(Scope.close(scope, Exit.void))
       await waitForNoProcessesIn(sandbox.base)
       await server.close()
       sandbox.remove()
@@ -153,19 +159,8 @@ export const expectFailure = (
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
-export const waitUntil = async <A>(
-  what: string,
-  probe: () => A | undefined,
-  timeoutMs = 30_000
-): Promise<A> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await sleep(25)
-  }
-}
+export const waitUntil = <A>(what: string, probe: () => A | undefined, timeoutMs = 30_000): Promise<A> =>
+  eventuallyPromise(what, probe, `${timeoutMs} millis`)
 
 /** Pids of processes whose cwd is inside `dir` (the CLI and the commands its tools run). */
 export const processesIn = (dir: string): Array<number> => {
@@ -198,12 +193,15 @@ export const processesMatching = (needle: string): Array<number> => {
 }
 
 /** Every process started under `dir` must be gone (bounded); fails with the survivors' pids. */
-export const waitForNoProcessesIn = async (dir: string, timeoutMs = 15_000): Promise<void> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const left = processesIn(dir)
-    if (left.length === 0) return
-    if (Date.now() > deadline) throw new Error(`processes left running in ${dir}: ${left.join(", ")}`)
-    await sleep(50)
-  }
-}
+export const waitForNoProcessesIn = (dir: string, timeoutMs = 15_000): Promise<void> =>
+  eventuallyPromise(
+    `no processes left running in ${dir}`,
+    () => (processesIn(dir).length === 0 ? true : undefined),
+    `${timeoutMs} millis`,
+    "50 millis"
+  ).then(
+    () => undefined,
+    () => {
+      throw new Error(`processes left running in ${dir}: ${processesIn(dir).join(", ")}`)
+    }
+  )

@@ -61,7 +61,7 @@ const request = (taskId: string, prompt: string, cwd: string) =>
   fx.request(taskId, prompt, { cwd, workdirRoot: cwd })
 
 describe("Codex over the managed daemon", () => {
-  it.live("probe starts nothing; autostart runs `daemon start` only when a task needs it", () =>
+  it.scopedLive("probe starts nothing; autostart runs `daemon start` only when a task needs it", () =>
     Effect.gen(function* () {
       const plain = yield* makeCodexAdapter(fx.options())
       expect(yield* plain.probe()).toMatchObject({
@@ -103,7 +103,7 @@ describe("Codex over the managed daemon", () => {
     })
   )
 
-  it.live("command approval over the daemon socket: approve_once runs the command", () =>
+  it.scopedLive("command approval over the daemon socket: approve_once runs the command", () =>
     Effect.gen(function* () {
       const cwd = workdir()
       server.script(
@@ -121,46 +121,48 @@ describe("Codex over the managed daemon", () => {
     })
   )
 
-  it.live("serverRequest/resolved before the human answered: the ServerFS request is withdrawn (stale)", () =>
-    Effect.gen(function* () {
-      const cwd = workdir()
-      server.script(
-        { type: "shell", command: "touch elsewhere.txt", escalate: "x" },
-        { type: "message", text: "ok" }
-      )
-      const adapter = yield* makeCodexAdapter(fx.options())
-      const test = yield* makeTestSink
-      const turn = yield* startTurn(adapter, request("d-stale", "go", cwd), test.sink)
-      const approval = yield* test.nextApproval
-      // Another client of the same daemon (the user's own Codex UI) answers first.
-      yield* Effect.scoped(
-        Effect.gen(function* () {
-          const other = yield* openDaemonConnection({
-            socketPath: controlSocket(fx.home.path),
-            requestTimeoutSeconds: 30,
-            client: { name: "other-client", title: "other", version: "1" }
-          })
-          yield* other.request("thread/resume", { threadId: test.ids.sessionId ?? "", excludeTurns: true })
-          for (;;) {
-            const incoming = yield* Queue.take(other.incoming)
-            if (
-              incoming._tag === "ServerRequest" &&
-              incoming.message.method === "item/commandExecution/requestApproval"
-            ) {
-              yield* other.respond(incoming.message.id, { decision: "accept" })
-              break
+  it.scopedLive(
+    "serverRequest/resolved before the human answered: the ServerFS request is withdrawn (stale)",
+    () =>
+      Effect.gen(function* () {
+        const cwd = workdir()
+        server.script(
+          { type: "shell", command: "touch elsewhere.txt", escalate: "x" },
+          { type: "message", text: "ok" }
+        )
+        const adapter = yield* makeCodexAdapter(fx.options())
+        const test = yield* makeTestSink
+        const turn = yield* startTurn(adapter, request("d-stale", "go", cwd), test.sink)
+        const approval = yield* test.nextApproval
+        // Another client of the same daemon (the user's own Codex UI) answers first.
+        yield* Effect.scoped(
+          Effect.gen(function* () {
+            const other = yield* openDaemonConnection({
+              socketPath: controlSocket(fx.home.path),
+              requestTimeoutSeconds: 30,
+              client: { name: "other-client", title: "other", version: "1" }
+            })
+            yield* other.request("thread/resume", { threadId: test.ids.sessionId ?? "", excludeTurns: true })
+            for (;;) {
+              const incoming = yield* Queue.take(other.incoming)
+              if (
+                incoming._tag === "ServerRequest" &&
+                incoming.message.method === "item/commandExecution/requestApproval"
+              ) {
+                yield* other.respond(incoming.message.id, { decision: "accept" })
+                break
+              }
             }
-          }
-          yield* Effect.promise(() => server.waitFor((r) => r.toolOutputs.length > 0, "the command output"))
-        })
-      )
-      expect((yield* turn.outcome).finalText).toBe("ok")
-      expect(approval.state()).toBe("withdrawn")
-      expect(fs.existsSync(path.join(cwd, "elsewhere.txt"))).toBe(true)
-    })
+            yield* Effect.promise(() => server.waitFor((r) => r.toolOutputs.length > 0, "the command output"))
+          })
+        )
+        expect((yield* turn.outcome).finalText).toBe("ok")
+        expect(approval.state()).toBe("withdrawn")
+        expect(fs.existsSync(path.join(cwd, "elsewhere.txt"))).toBe(true)
+      })
   )
 
-  it.live(
+  it.scopedLive(
     "connection lost mid-approval: reconnect, thread/resume, the replayed request stays the same ServerFS request",
     () =>
       Effect.gen(function* () {
@@ -195,7 +197,7 @@ describe("Codex over the managed daemon", () => {
       })
   )
 
-  it.live(
+  it.scopedLive(
     "steer and a bridge-side stop over the daemon: the turn is interrupted in the daemon, not orphaned",
     () =>
       Effect.gen(function* () {
@@ -226,7 +228,7 @@ describe("Codex over the managed daemon", () => {
       })
   )
 
-  it.live(
+  it.scopedLive(
     "daemon killed and restarted mid-approval: the turn fails as advertised, the request is left to the bridge, the thread continues",
     () =>
       Effect.gen(function* () {

@@ -5,10 +5,10 @@
  * questions, network contexts, absent decision lists) are covered here.
  */
 import { describe, expect, it } from "@effect/vitest"
+import { HostPathRedaction } from "@serverfs/domain"
 import {
   commandApproval,
   decisionsFrom,
-  displayPath,
   fileChangeApproval,
   finalTextOf,
   itemEvent,
@@ -17,9 +17,10 @@ import {
   permissionReply,
   questionPayload,
   questionReply,
-  redactCommand,
-  scrubMessage
+  requestFailure,
+  turnFailure
 } from "../../src/codex/CodexMapping.js"
+import { CodexRpcError } from "../../src/codex/CodexTransport.js"
 import type {
   CommandExecutionRequestApprovalParams,
   PermissionsRequestApprovalParams,
@@ -28,6 +29,11 @@ import type {
 } from "../../src/codex/protocol/generated/v2/index.js"
 
 const ROOT = "/srv/work/app"
+/** The task's redaction, as the adapter builds it from the turn's workdir root. */
+const R = new HostPathRedaction(ROOT)
+const displayPath = (root: string, value: string) => new HostPathRedaction(root).path(value)
+const redactCommand = (root: string, command: string) => new HostPathRedaction(root).command(command)
+const scrubMessage = (root: string, message: string) => new HostPathRedaction(root).message(message)
 
 describe("decisions", () => {
   it("are translated back from availableDecisions; amendments are never offered", () => {
@@ -127,7 +133,7 @@ describe("approvals", () => {
         },
         availableDecisions: ["accept", "acceptForSession", "cancel"]
       }),
-      ROOT
+      R
     )
     expect(payload).toEqual({
       category: "command",
@@ -150,7 +156,7 @@ describe("approvals", () => {
         commandActions: [{ type: "unknown", command: "make test" }],
         availableDecisions: null
       }),
-      ROOT
+      R
     )
     expect(payload.command_display).toBe("make test")
     expect(payload.available_decisions).toEqual(["approve_once", "deny", "cancel_task"])
@@ -166,14 +172,14 @@ describe("approvals", () => {
       reason: "write",
       grantRoot: "/opt"
     }
-    expect(fileChangeApproval(params, [`${ROOT}/a.ts`, `${ROOT}/a.ts`, "/etc/x"], ROOT)).toEqual({
+    expect(fileChangeApproval(params, [`${ROOT}/a.ts`, `${ROOT}/a.ts`, "/etc/x"], R)).toEqual({
       category: "file_change",
       title: "Codex wants to change files",
       available_decisions: ["approve_once", "deny", "cancel_task"],
       reason: "write",
       file_changes: [{ path: "a.ts" }, { path: "<outside-workdir>" }]
     })
-    expect(fileChangeApproval(params, [], ROOT).file_changes).toEqual([{ path: "<outside-workdir>" }])
+    expect(fileChangeApproval(params, [], R).file_changes).toEqual([{ path: "<outside-workdir>" }])
   })
 
   const permissionParams: PermissionsRequestApprovalParams = {
@@ -188,7 +194,7 @@ describe("approvals", () => {
   }
 
   it("permissions: top-level categories are the selectable ids, all four decisions, paths redacted", () => {
-    expect(permissionApproval(permissionParams, ROOT)).toEqual({
+    expect(permissionApproval(permissionParams, R)).toEqual({
       category: "provider_permission",
       title: "Codex asks for additional permissions",
       available_decisions: ["approve_once", "approve_session", "deny", "cancel_task"],
@@ -200,7 +206,7 @@ describe("approvals", () => {
       ]
     })
     const onlyNetwork = { ...permissionParams, permissions: { network: { enabled: true }, fileSystem: null } }
-    expect(permissionApproval(onlyNetwork, ROOT).requested_permissions?.map((p) => p.permission_id)).toEqual([
+    expect(permissionApproval(onlyNetwork, R).requested_permissions?.map((p) => p.permission_id)).toEqual([
       "network"
     ])
   })
@@ -324,8 +330,8 @@ describe("progress", () => {
       delivery: null,
       questions: null
     } as ThreadItem
-    expect(itemEvent(message, "started", ROOT)).toBeUndefined()
-    expect(itemEvent(message, "completed", ROOT)).toEqual({
+    expect(itemEvent(message, "started", R)).toBeUndefined()
+    expect(itemEvent(message, "completed", R)).toEqual({
       type: "agent.message",
       payload: { text: "hi", phase: "final_answer" }
     })
@@ -344,7 +350,7 @@ describe("progress", () => {
       exitCode: null,
       durationMs: null
     } as ThreadItem
-    expect(itemEvent(command, "started", ROOT)).toEqual({
+    expect(itemEvent(command, "started", R)).toEqual({
       type: "item.started",
       payload: { type: "commandExecution", command: "ls src", cwd: ".", status: "inProgress" }
     })
@@ -354,11 +360,35 @@ describe("progress", () => {
       status: "completed",
       changes: [{ path: `${ROOT}/a.ts`, kind: { type: "update", move_path: null }, diff: "+x" }]
     } as ThreadItem
-    expect(itemEvent(change, "completed", ROOT)).toEqual({
+    expect(itemEvent(change, "completed", R)).toEqual({
       type: "item.completed",
       payload: { type: "fileChange", status: "completed", changes: [{ path: "a.ts", kind: "update" }] }
     })
     const user = { type: "userMessage", id: "u", clientId: null, content: [] } as ThreadItem
-    expect(itemEvent(user, "completed", ROOT)).toBeUndefined()
+    expect(itemEvent(user, "completed", R)).toBeUndefined()
+  })
+})
+
+describe("provider failures are redacted before they become the task's error", () => {
+  const HOME = "/home/alice/.codex/sessions/2026/rollout.jsonl"
+  const TEMP = "/tmp/codex-41/app-server.sock"
+  const leaks = (message: string) => [ROOT, "/home/alice", "/tmp/"].filter((p) => message.includes(p))
+
+  it("a failed turn's text naming the workdir, a home directory and a temp path → AGENT_PROVIDER_ERROR without them", () => {
+    const error = turnFailure(R, `apply_patch failed in ${ROOT}/src/a.ts (see ${HOME}; socket ${TEMP})`)
+    expect(error._tag).toBe("AGENT_PROVIDER_ERROR")
+    expect(leaks(error.message)).toEqual([])
+    expect(error.message).toBe("apply_patch failed in <workdir>/src/a.ts (see <path>; socket <path>)")
+  })
+
+  it("a refused request's JSON-RPC error text is redacted the same way", () => {
+    const error = requestFailure(
+      R,
+      "turn/start",
+      new CodexRpcError({ method: "turn/start", code: -32000, message: `cwd ${ROOT} vs ${HOME} and ${TEMP}` })
+    )
+    expect(error._tag).toBe("AGENT_PROVIDER_ERROR")
+    expect(leaks(error.message)).toEqual([])
+    expect(error.message).toBe("Codex refused turn/start: cwd <workdir> vs <path> and <path>")
   })
 })

@@ -87,7 +87,7 @@ afterEach(async () => {
 
 // Needs the pinned codex binary (node_modules/.bin/codex, installed by npm ci): skipped without it.
 describe.skipIf(!haveCodex)("Codex native mode on the wire", () => {
-  it.live(
+  it.scopedLive(
     "thread/start, thread/resume and turn/start carry no sandbox, approval-policy or config override",
     () =>
       Effect.gen(function* () {

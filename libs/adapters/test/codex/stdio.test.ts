@@ -5,6 +5,7 @@
  * after each test.
  */
 import * as fs from "node:fs"
+import * as os from "node:os"
 import * as path from "node:path"
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "@effect/vitest"
 import {
@@ -39,7 +40,7 @@ afterEach(async () => {
 const lastOutput = () => server.requests().at(-1)?.toolOutputs.at(-1)?.output ?? ""
 
 describe("Codex over stdio", () => {
-  it.live("probe reports the CLI version and the tested capabilities without starting anything", () =>
+  it.scopedLive("probe reports the CLI version and the tested capabilities without starting anything", () =>
     Effect.gen(function* () {
       const adapter = yield* makeCodexAdapter(fx.options())
       const info = yield* adapter.probe()
@@ -60,7 +61,7 @@ describe("Codex over stdio", () => {
     })
   )
 
-  it.live(
+  it.scopedLive(
     "plain answer: native ids recorded, the task cwd used, completed messages only, final_answer wins",
     () =>
       Effect.gen(function* () {
@@ -90,7 +91,7 @@ describe("Codex over stdio", () => {
       })
   )
 
-  it.live("review is refused before anything starts (Codex native mode is workspace-write only)", () =>
+  it.scopedLive("review is refused before anything starts (Codex native mode is workspace-write only)", () =>
     Effect.gen(function* () {
       const adapter = yield* makeCodexAdapter(fx.options())
       const test = yield* makeTestSink
@@ -103,7 +104,7 @@ describe("Codex over stdio", () => {
     })
   )
 
-  it.live(
+  it.scopedLive(
     "command approval, approve_once: relayed with the workdir redacted, accepted, the command runs",
     () =>
       Effect.gen(function* () {
@@ -142,7 +143,7 @@ describe("Codex over stdio", () => {
       })
   )
 
-  it.live("command approval, deny: declined, the model is told, the turn goes on", () =>
+  it.scopedLive("command approval, deny: declined, the model is told, the turn goes on", () =>
     Effect.gen(function* () {
       server.script({ type: "shell", command: "touch denied.txt", escalate: "Create a file" }, (request) => ({
         type: "message",
@@ -159,30 +160,32 @@ describe("Codex over stdio", () => {
     })
   )
 
-  it.live("command approval, approve_session: acceptForSession, the same command is not asked again", () =>
-    Effect.gen(function* () {
-      server.script(
-        { type: "shell", command: "touch session.txt", escalate: "first" },
-        { type: "shell", command: "touch session.txt", escalate: "second" },
-        { type: "message", text: "twice" }
-      )
-      const adapter = yield* makeCodexAdapter(fx.options())
-      const test = yield* makeTestSink
-      const turn = yield* startTurn(adapter, fx.request("t-session", "twice"), test.sink)
-      const approval = yield* test.nextApproval
-      yield* approval.answer({ decision: "approve_session", granted_permission_ids: [] })
-      expect((yield* turn.outcome).finalText).toBe("twice")
-      expect(test.approvalCount()).toBe(1)
-      expect(
-        server
-          .requests()
-          .at(-1)
-          ?.toolOutputs.map((o) => o.output.includes("exited with code 0"))
-      ).toEqual([true, true])
-    })
+  it.scopedLive(
+    "command approval, approve_session: acceptForSession, the same command is not asked again",
+    () =>
+      Effect.gen(function* () {
+        server.script(
+          { type: "shell", command: "touch session.txt", escalate: "first" },
+          { type: "shell", command: "touch session.txt", escalate: "second" },
+          { type: "message", text: "twice" }
+        )
+        const adapter = yield* makeCodexAdapter(fx.options())
+        const test = yield* makeTestSink
+        const turn = yield* startTurn(adapter, fx.request("t-session", "twice"), test.sink)
+        const approval = yield* test.nextApproval
+        yield* approval.answer({ decision: "approve_session", granted_permission_ids: [] })
+        expect((yield* turn.outcome).finalText).toBe("twice")
+        expect(test.approvalCount()).toBe(1)
+        expect(
+          server
+            .requests()
+            .at(-1)
+            ?.toolOutputs.map((o) => o.output.includes("exited with code 0"))
+        ).toEqual([true, true])
+      })
   )
 
-  it.live(
+  it.scopedLive(
     "command approval, cancel_task: cancel → Codex interrupts the turn; the bridge then ends the run",
     () =>
       Effect.gen(function* () {
@@ -205,36 +208,38 @@ describe("Codex over stdio", () => {
       })
   )
 
-  it.live("file-change approval: paths outside the workdir shown as <outside-workdir>; accept applies", () =>
-    Effect.gen(function* () {
-      const target = path.join(fx.outside, "patched.txt")
-      server.script(
-        { type: "patch", patch: `*** Begin Patch\n*** Add File: ${target}\n+hello\n*** End Patch\n` },
-        { type: "message", text: "patched" }
-      )
-      const adapter = yield* makeCodexAdapter(fx.options())
-      const test = yield* makeTestSink
-      const turn = yield* startTurn(adapter, fx.request("t-patch", "patch it"), test.sink)
-      const approval = yield* test.nextApproval
-      expect(approval.payload).toEqual({
-        category: "file_change",
-        title: "Codex wants to change files",
-        available_decisions: ["approve_once", "deny", "cancel_task"],
-        file_changes: [{ path: "<outside-workdir>" }]
+  it.scopedLive(
+    "file-change approval: paths outside the workdir shown as <outside-workdir>; accept applies",
+    () =>
+      Effect.gen(function* () {
+        const target = path.join(fx.outside, "patched.txt")
+        server.script(
+          { type: "patch", patch: `*** Begin Patch\n*** Add File: ${target}\n+hello\n*** End Patch\n` },
+          { type: "message", text: "patched" }
+        )
+        const adapter = yield* makeCodexAdapter(fx.options())
+        const test = yield* makeTestSink
+        const turn = yield* startTurn(adapter, fx.request("t-patch", "patch it"), test.sink)
+        const approval = yield* test.nextApproval
+        expect(approval.payload).toEqual({
+          category: "file_change",
+          title: "Codex wants to change files",
+          available_decisions: ["approve_once", "deny", "cancel_task"],
+          file_changes: [{ path: "<outside-workdir>" }]
+        })
+        yield* approval.answer({ decision: "approve_once", granted_permission_ids: [] })
+        expect((yield* turn.outcome).finalText).toBe("patched")
+        expect(fs.readFileSync(target, "utf8")).toBe("hello\n")
+        const change = test.events.find((e) => e.type === "item.completed" && e.payload.type === "fileChange")
+        expect(change?.payload).toEqual({
+          type: "fileChange",
+          status: "completed",
+          changes: [{ path: "<outside-workdir>", kind: "add" }]
+        })
       })
-      yield* approval.answer({ decision: "approve_once", granted_permission_ids: [] })
-      expect((yield* turn.outcome).finalText).toBe("patched")
-      expect(fs.readFileSync(target, "utf8")).toBe("hello\n")
-      const change = test.events.find((e) => e.type === "item.completed" && e.payload.type === "fileChange")
-      expect(change?.payload).toEqual({
-        type: "fileChange",
-        status: "completed",
-        changes: [{ path: "<outside-workdir>", kind: "add" }]
-      })
-    })
   )
 
-  it.live("file-change approval: deny leaves the file alone", () =>
+  it.scopedLive("file-change approval: deny leaves the file alone", () =>
     Effect.gen(function* () {
       const target = path.join(fx.outside, "refused.txt")
       server.script(
@@ -252,7 +257,7 @@ describe("Codex over stdio", () => {
     })
   )
 
-  it.live(
+  it.scopedLive(
     "permission approval: categories selectable, a narrowed grant reaches the model with turn scope",
     () =>
       Effect.gen(function* () {
@@ -288,7 +293,7 @@ describe("Codex over stdio", () => {
       })
   )
 
-  it.live(
+  it.scopedLive(
     "permission approval: approve_session without narrowing grants all with session scope; deny grants none",
     () =>
       Effect.gen(function* () {
@@ -324,7 +329,7 @@ describe("Codex over stdio", () => {
       })
   )
 
-  it.live(
+  it.scopedLive(
     "user input in plan mode: a question with options and free text; the answer reaches the model",
     () =>
       Effect.gen(function* () {
@@ -374,32 +379,34 @@ describe("Codex over stdio", () => {
       })
   )
 
-  it.live("steer mid-stream: turn/steer aborts the stream and the model re-samples with the message", () =>
-    Effect.gen(function* () {
-      server.script({ type: "slow", text: "never finished", ticks: 400, intervalMs: 50 }, (request) => ({
-        type: "message",
-        text: `steered by: ${request.userTexts.at(-1) ?? ""}`
-      }))
-      const adapter = yield* makeCodexAdapter(fx.options())
-      const test = yield* makeTestSink
-      const steerBefore = yield* Effect.flip(adapter.steer("t-steer", "too early"))
-      expect(steerBefore._tag).toBe("AGENT_TASK_NOT_ACTIVE")
-      const turn = yield* startTurn(adapter, fx.request("t-steer", "long job"), test.sink)
-      yield* Effect.promise(() => server.waitFor((r) => r.replied === "slow", "the slow stream"))
-      yield* adapter.steer("t-steer", "only touch the API layer")
-      expect((yield* turn.outcome).finalText).toBe("steered by: only touch the API layer")
-      const [first, second] = server.requests()
-      expect(first?.index).toBe(0)
-      yield* Effect.promise(() =>
-        server.waitFor((r) => r.index === 0 && r.aborted, "the first stream closed")
-      )
-      expect(second?.userTexts.slice(-2)).toEqual(["long job", "only touch the API layer"])
-      const after = yield* Effect.flip(adapter.steer("t-steer", "late"))
-      expect(after._tag).toBe("AGENT_TASK_NOT_ACTIVE")
-    })
+  it.scopedLive(
+    "steer mid-stream: turn/steer aborts the stream and the model re-samples with the message",
+    () =>
+      Effect.gen(function* () {
+        server.script({ type: "slow", text: "never finished", ticks: 400, intervalMs: 50 }, (request) => ({
+          type: "message",
+          text: `steered by: ${request.userTexts.at(-1) ?? ""}`
+        }))
+        const adapter = yield* makeCodexAdapter(fx.options())
+        const test = yield* makeTestSink
+        const steerBefore = yield* Effect.flip(adapter.steer("t-steer", "too early"))
+        expect(steerBefore._tag).toBe("AGENT_TASK_NOT_ACTIVE")
+        const turn = yield* startTurn(adapter, fx.request("t-steer", "long job"), test.sink)
+        yield* Effect.promise(() => server.waitFor((r) => r.replied === "slow", "the slow stream"))
+        yield* adapter.steer("t-steer", "only touch the API layer")
+        expect((yield* turn.outcome).finalText).toBe("steered by: only touch the API layer")
+        const [first, second] = server.requests()
+        expect(first?.index).toBe(0)
+        yield* Effect.promise(() =>
+          server.waitFor((r) => r.index === 0 && r.aborted, "the first stream closed")
+        )
+        expect(second?.userTexts.slice(-2)).toEqual(["long job", "only touch the API layer"])
+        const after = yield* Effect.flip(adapter.steer("t-steer", "late"))
+        expect(after._tag).toBe("AGENT_TASK_NOT_ACTIVE")
+      })
   )
 
-  it.live(
+  it.scopedLive(
     "interrupt: cancel sends turn/interrupt (repeat-safe); the stream is closed; the thread is resumable",
     () =>
       Effect.gen(function* () {
@@ -423,7 +430,7 @@ describe("Codex over stdio", () => {
       })
   )
 
-  it.live(
+  it.scopedLive(
     "continue from a finished task: a new app-server process resumes the thread and starts a turn",
     () =>
       Effect.gen(function* () {
@@ -458,7 +465,7 @@ describe("Codex over stdio", () => {
       })
   )
 
-  it.live(
+  it.scopedLive(
     "provider HTTP failure: the turn fails with AGENT_PROVIDER_ERROR and a provider.error event, no host path",
     () =>
       Effect.gen(function* () {
@@ -476,7 +483,28 @@ describe("Codex over stdio", () => {
       })
   )
 
-  it.live("an unsupported server request (MCP elicitation) is declined at once; the turn goes on", () =>
+  it.scopedLive(
+    "provider failure naming the workdir, a home directory and a temp path: the AgentError message has none of them",
+    () =>
+      Effect.gen(function* () {
+        const home = path.join(os.homedir(), ".codex", "auth.json")
+        const temp = path.join(os.tmpdir(), "codex-41", "app-server.sock")
+        server.script({
+          type: "http-error",
+          status: 400,
+          message: `bad request in ${fx.workdir}/src, see ${home} and ${temp}`
+        })
+        const adapter = yield* makeCodexAdapter(fx.options())
+        const test = yield* makeTestSink
+        const turn = yield* startTurn(adapter, fx.request("t-400", "go"), test.sink)
+        const error = yield* turn.failure
+        expect(error._tag).toBe("AGENT_PROVIDER_ERROR")
+        expect(error.message).toContain("bad request in <workdir>/src, see <path> and <path>")
+        for (const leak of [fx.workdir, os.homedir(), os.tmpdir()]) expect(error.message).not.toContain(leak)
+      })
+  )
+
+  it.scopedLive("an unsupported server request (MCP elicitation) is declined at once; the turn goes on", () =>
     Effect.gen(function* () {
       const mcpServer = path.join(import.meta.dirname, "fixtures", "elicit-server.mjs")
       const parent = path.join(fx.base, "mcp")
@@ -515,7 +543,7 @@ describe("Codex over stdio", () => {
     })
   )
 
-  it.live(
+  it.scopedLive(
     "reconcile: no thread recorded → NOT_RECOVERABLE; a finished turn → SESSION_RESUMABLE, inactive",
     () =>
       Effect.gen(function* () {

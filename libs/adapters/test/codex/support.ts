@@ -30,6 +30,7 @@ import {
   type TurnRequest,
   type TurnSink
 } from "../../src/index.js"
+import { eventuallyPromise } from "../eventually.js"
 
 export interface Pending<P, R> {
   readonly payload: P
@@ -207,15 +208,18 @@ export const makeFixture = (
 }
 
 /** Fails when a process started for `needle` (a CODEX_HOME) is still alive (bounded wait). */
-export const expectNoProcessesFor = async (needle: string): Promise<void> => {
-  const deadline = Date.now() + 10_000
-  for (;;) {
-    const left = processesMentioning(needle)
-    if (left.length === 0) return
-    if (Date.now() > deadline) throw new Error(`processes left running for ${needle}: ${left.join(", ")}`)
-    await new Promise((resolve) => setTimeout(resolve, 100))
-  }
-}
+export const expectNoProcessesFor = (needle: string): Promise<void> =>
+  eventuallyPromise(
+    `no processes left running for ${needle}`,
+    () => (processesMentioning(needle).length === 0 ? true : undefined),
+    "10 seconds",
+    "100 millis"
+  ).then(
+    () => undefined,
+    () => {
+      throw new Error(`processes left running for ${needle}: ${processesMentioning(needle).join(", ")}`)
+    }
+  )
 
 // ---- running turns ----------------------------------------------------------------------------
 export interface RunningTurn {
