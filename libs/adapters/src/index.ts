@@ -1,14 +1,19 @@
 export {
+  ClaudeAdapter,
   type ClaudeAdapterOptions,
   makeClaudeAdapter
 } from "./claude/ClaudeAdapter.js"
 export type { ClaudeApprovalResolution } from "./claude/ClaudeMapping.js"
 export {
+  CodexAdapter,
   type CodexAdapterOptions,
   makeCodexAdapter
 } from "./codex/CodexAdapter.js"
 export { CODEX_PROTOCOL_VERSION } from "./codex/protocol/Version.js"
-export { makeScriptedAdapter } from "./fake/ScriptedAdapter.js"
+export {
+  makeScriptedAdapter,
+  ScriptedAdapter
+} from "./fake/ScriptedAdapter.js"
 export {
   largeText,
   parseScript,
@@ -18,6 +23,7 @@ export {
   InteractionEnded,
   type NormalizedEvent,
   type ProviderAdapter,
+  ProviderAdapterTag,
   type ReconcileResult,
   type ReconcileStatus,
   type RecordedTurn,
