@@ -1,11 +1,30 @@
-export * from "./BridgeSettingsTag.js"
-export * from "./Layers.js"
-export * from "./leases/BridgeLeases.js"
-export * from "./leases/RecoveryGuard.js"
-export * from "./RpcHandlers.js"
-export * from "./RuntimeRegistry.js"
+export { BridgeSettingsTag } from "./BridgeSettingsTag.js"
+export {
+  BridgeLayer,
+  StoreFromSettings,
+  TaskPlaneLayer
+} from "./Layers.js"
+export {
+  BridgeLeases,
+  type GuardState,
+  type HeldLease
+} from "./leases/BridgeLeases.js"
+export { RecoveryGuard } from "./leases/RecoveryGuard.js"
+export {
+  bridgeHandlers,
+  rpcHandlers
+} from "./RpcHandlers.js"
+export { RuntimeRegistry } from "./RuntimeRegistry.js"
 export { LiveTaskRegistry } from "./tasks/LiveTasks.js"
-export * from "./tasks/SubmitChecks.js"
-export * from "./tasks/TaskService.js"
+export {
+  checkCorrelationId,
+  checkIdempotencyKey,
+  checkModel,
+  requestFingerprint
+} from "./tasks/SubmitChecks.js"
+export { TaskService } from "./tasks/TaskService.js"
 export { type StatusChange, TaskStatusFeed } from "./tasks/TaskStatusFeed.js"
-export * from "./tasks/TaskViews.js"
+export {
+  pendingRequestView,
+  taskView
+} from "./tasks/TaskViews.js"

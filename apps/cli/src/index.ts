@@ -1,2 +1,9 @@
-export * from "./Cli.js"
-export * from "./commands/configCheck.js"
+export {
+  runCli,
+  serverfs
+} from "./Cli.js"
+export {
+  configCheck,
+  configCommand,
+  summarize
+} from "./commands/configCheck.js"
