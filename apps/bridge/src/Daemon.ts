@@ -40,41 +40,46 @@ const requireEnabled = Effect.gen(function* () {
   }
 })
 
-const program = Effect.gen(function* () {
-  const { global, unknownVariables } = yield* Configuration
-  const settings = yield* BridgeSettingsTag
-  const tasks = yield* TaskService
-  const audit = yield* AuditLog
-  const registry = yield* RuntimeRegistry
-  // A misspelled variable would otherwise fall back to its default without a word.
-  if (unknownVariables.length > 0)
-    yield* audit.emit("WARNING", "unknown_variables", { names: unknownVariables })
-  // A second bridge on the same state or lock directory never gets here: the instance lock
-  // (InstanceLock.ts, taken while the layers are built) refused it. The socket is bound before
-  // reconciliation: a second bridge started on a socket a live bridge serves is refused
-  // (SOCKET_PATH_IN_USE) before it could interrupt that bridge's tasks or remove its guards.
-  // Requests that arrive meanwhile wait until reconciliation is done.
-  const reconciled = yield* Effect.makeLatch(false)
-  const handle = rpcHandlers(tasks)
-  yield* serveRpc({
-    socketPath: global.agentBridgeSocket,
-    allowedPeer: { uid: settings.peerUid, gid: settings.peerGid },
-    ...(settings.peerGid === null ? {} : { sharedGid: settings.peerGid }),
-    maxConnections: settings.maxConnections,
-    idleTimeoutSeconds: settings.connectionIdleSeconds,
-    handle: (method, params) => Effect.zipRight(reconciled.await, handle(method, params))
+/**
+ * The bridge's one feature: the RPC endpoint, opened after the instance lock and the service
+ * graph, answering only once restart reconciliation is done. Its scope is the daemon's life.
+ */
+const RpcEndpointLive = Layer.scopedDiscard(
+  Effect.gen(function* () {
+    const { global, unknownVariables } = yield* Configuration
+    const settings = yield* BridgeSettingsTag
+    const tasks = yield* TaskService
+    const audit = yield* AuditLog
+    const registry = yield* RuntimeRegistry
+    // A misspelled variable would otherwise fall back to its default without a word.
+    if (unknownVariables.length > 0)
+      yield* audit.emit("WARNING", "unknown_variables", { names: unknownVariables })
+    // A second bridge on the same state or lock directory never gets here: the instance lock
+    // (InstanceLock.ts, taken while the layers are built) refused it. The socket is bound before
+    // reconciliation: a second bridge started on a socket a live bridge serves is refused
+    // (SOCKET_PATH_IN_USE) before it could interrupt that bridge's tasks or remove its guards.
+    // Requests that arrive meanwhile wait until reconciliation is done.
+    const reconciled = yield* Effect.makeLatch(false)
+    const handle = rpcHandlers(tasks)
+    yield* serveRpc({
+      socketPath: global.agentBridgeSocket,
+      allowedPeer: { uid: settings.peerUid, gid: settings.peerGid },
+      ...(settings.peerGid === null ? {} : { sharedGid: settings.peerGid }),
+      maxConnections: settings.maxConnections,
+      idleTimeoutSeconds: settings.connectionIdleSeconds,
+      handle: (method, params) => Effect.zipRight(reconciled.await, handle(method, params))
+    })
+    yield* tasks.reconcileAtStartup
+    yield* reconciled.open
+    yield* audit.emit("INFO", "bridge_started", {
+      version: BRIDGE_VERSION,
+      runtimes: registry.names(),
+      shared_mode: settings.peerGid !== null
+    })
+    // Released first (the feature is built last): announced before the live tasks are stopped.
+    yield* Effect.addFinalizer(() => audit.emit("INFO", "bridge_stopping", { reason: "signal" }))
   })
-  yield* tasks.reconcileAtStartup
-  yield* reconciled.open
-  yield* audit.emit("INFO", "bridge_started", {
-    version: BRIDGE_VERSION,
-    runtimes: registry.names(),
-    shared_mode: settings.peerGid !== null
-  })
-  return yield* Effect.never.pipe(
-    Effect.onInterrupt(() => audit.emit("INFO", "bridge_stopping", { reason: "signal" }))
-  )
-})
+)
 
 const MainLive = BridgeLayer.pipe(
   Layer.provide(EnvironmentConfigProvider(process.env)),
@@ -107,7 +112,10 @@ const exitPolicy: ProgramExit = {
 NodeRuntime.runMain(
   withExitCode(
     Effect.scoped(
-      Effect.zipRight(Effect.provide(requireEnabled, ConfigurationLive), Effect.provide(program, MainLive))
+      Effect.zipRight(
+        Effect.provide(requireEnabled, ConfigurationLive),
+        Layer.launch(RpcEndpointLive.pipe(Layer.provide(MainLive)))
+      )
     ),
     exitPolicy
   ),
