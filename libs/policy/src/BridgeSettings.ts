@@ -1,5 +1,6 @@
 import * as os from "node:os"
 import * as path from "node:path"
+import { RESULT_PREVIEW_BYTES } from "@serverfs/domain"
 import { Config, Effect, Either, Option } from "effect"
 import { ConfigurationError } from "./ConfigurationError.js"
 import { type Entry, parseEntries, type VariableDoc } from "./GlobalSettings.js"
@@ -42,8 +43,6 @@ export interface BridgeSettings {
 
 /** The largest final response SERVERFS_AGENT_MAX_FINAL_RESPONSE_BYTES may allow (and its default). */
 export const MAX_SPOOLED_RESULT_BYTES = 8_388_608
-/** The most a spooled task's `final_response` preview takes beside the spool file. */
-export const RESULT_PREVIEW_BYTES = 65_536
 /**
  * What a task's result may count against its share: the largest final response this
  * configuration keeps and its preview.

@@ -20,7 +20,6 @@ export {
   MAX_SPOOLED_RESULT_BYTES,
   MIN_EVENT_SHARE_BYTES,
   minimumBytesPerActiveTask,
-  RESULT_PREVIEW_BYTES,
   resultShareBytes,
   taskShareBytes
 } from "./BridgeSettings.js"

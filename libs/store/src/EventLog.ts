@@ -1,14 +1,14 @@
-import { AgentEventLimitReached, AgentEventTooLarge, InvalidLimit, type TaskEvent } from "@serverfs/domain"
+import {
+  AgentEventLimitReached,
+  AgentEventTooLarge,
+  InvalidLimit,
+  MAX_EVENTS_PAGE,
+  type TaskEvent
+} from "@serverfs/domain"
 import { Effect, Either, Schema } from "effect"
 import { fitEventPayload } from "./EventPayload.js"
 import { notFound, nowIso, type StoreContext } from "./StoreContext.js"
-import {
-  type EventLimits,
-  type EventRefusal,
-  eventStoredBytes,
-  MAX_EVENTS_PAGE,
-  type NewEvent
-} from "./TaskStoreShape.js"
+import { type EventLimits, type EventRefusal, eventStoredBytes, type NewEvent } from "./TaskStoreShape.js"
 
 /**
  * The global event log (bridge-internals §6–§7.1): appends fitted to the size limit and counted

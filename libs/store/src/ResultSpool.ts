@@ -1,7 +1,13 @@
 import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { AgentResultStorageError, InvalidResultLimit, InvalidResultOffset, sha256Hex } from "@serverfs/domain"
+import {
+  AgentResultStorageError,
+  InvalidResultLimit,
+  InvalidResultOffset,
+  MAX_RESULT_CHUNK_BYTES,
+  sha256Hex
+} from "@serverfs/domain"
 import { close, openPrivateDirectorySync, PrivateDirectoryError } from "@serverfs/posix"
 import { Context, Effect, Layer } from "effect"
 import { isTaskId } from "./TaskRecord.js"
@@ -15,8 +21,6 @@ import { completeCharactersEnd, decodeUtf8, isContinuationByte, utf8Bytes } from
  * boundary and never ends inside a character, so the concatenated chunks are the stored bytes.
  */
 export const RESULTS_DIRECTORY = "results"
-/** max_result_chunk_bytes (bridge-internals §3). */
-export const MAX_RESULT_CHUNK_BYTES = 65_536
 
 export interface SpooledResult {
   readonly size_bytes: number

@@ -31,9 +31,6 @@ import { utf8Length } from "./Utf8.js"
 /** A point in time given to the store: a Date or an ISO-8601 string. */
 export type Instant = Date | string
 
-/** The longest page of events one `readEvents` returns (bridge-internals §4: limit 1..500). */
-export const MAX_EVENTS_PAGE = 500
-
 export interface TransitionResult {
   readonly task: TaskRecord
   /** The pending request this transition staled (a terminal transition or leaving a wait). */

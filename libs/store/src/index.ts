@@ -13,7 +13,6 @@ export {
 export { PendingRequestRecord } from "./PendingRequestRecord.js"
 export {
   chunkAt,
-  MAX_RESULT_CHUNK_BYTES,
   RESULTS_DIRECTORY,
   type ReadResultError,
   type ResultChunk,
@@ -49,7 +48,6 @@ export {
   eventStoredBytes,
   type GcOptions,
   type Instant,
-  MAX_EVENTS_PAGE,
   type NewEvent,
   RESULT_PREVIEW_ALLOWANCE_BYTES,
   type RequestChange,
