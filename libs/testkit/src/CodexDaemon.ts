@@ -2,6 +2,7 @@ import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { codexBin } from "./CodexHome.js"
+import { eventuallyAsync } from "./Eventually.js"
 
 /**
  * The official managed Codex app-server daemon of one test CODEX_HOME (codex-app-server-offline
@@ -39,7 +40,17 @@ const alive = (pid: number): boolean => {
   }
 }
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
+/** Resolves once `pid` is gone, or after `timeoutMs` (the caller escalates or gives up). */
+const gone = (pid: number, timeoutMs: number, intervalMs: number): Promise<void> =>
+  eventuallyAsync(
+    `process ${pid} to exit`,
+    () => (alive(pid) ? undefined : true),
+    timeoutMs,
+    intervalMs
+  ).then(
+    () => undefined,
+    () => undefined
+  )
 
 /** SIGTERM, then SIGKILL after `graceMs`; resolves when the process is gone. */
 const terminate = async (pid: number, graceMs: number): Promise<void> => {
@@ -49,8 +60,7 @@ const terminate = async (pid: number, graceMs: number): Promise<void> => {
   } catch {
     return
   }
-  const deadline = Date.now() + graceMs
-  while (alive(pid) && Date.now() < deadline) await sleep(50)
+  if (graceMs > 0) await gone(pid, graceMs, 50)
   if (alive(pid)) {
     try {
       process.kill(pid, "SIGKILL")
@@ -58,8 +68,7 @@ const terminate = async (pid: number, graceMs: number): Promise<void> => {
       return
     }
   }
-  const hard = Date.now() + 5_000
-  while (alive(pid) && Date.now() < hard) await sleep(20)
+  await gone(pid, 5_000, 20)
 }
 
 interface CliResult {

@@ -56,13 +56,16 @@ export const eventually = <A, E, R>(
  */
 export const eventuallyAsync = async <A>(
   what: string,
-  attempt: () => Promise<A | undefined>,
-  timeoutMs = 30_000
+  attempt: () => Promise<A | undefined> | A | undefined,
+  timeoutMs = 30_000,
+  intervalMs = 50
 ): Promise<A> => {
   const exit = await Effect.runPromiseExit(
-    eventually(what, Effect.tryPromise({ try: attempt, catch: (error) => new AttemptRejected({ error }) }), {
-      timeout: Duration.millis(timeoutMs)
-    })
+    eventually(
+      what,
+      Effect.tryPromise({ try: async () => attempt(), catch: (error) => new AttemptRejected({ error }) }),
+      { timeout: Duration.millis(timeoutMs), interval: Duration.millis(intervalMs) }
+    )
   )
   if (Exit.isSuccess(exit)) return exit.value
   const error = Cause.squash(exit.cause)

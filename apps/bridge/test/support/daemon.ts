@@ -9,8 +9,8 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
 import { type BridgeClientService, makeBridgeClient } from "@serverfs/rpc"
-import { Data, Duration, Effect, Option } from "effect"
-import { eventually } from "./eventually.js"
+import { eventually } from "@serverfs/testkit"
+import { Data, Duration, Effect } from "effect"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 export const repoRoot = path.resolve(here, "..", "..", "..", "..")
@@ -197,16 +197,16 @@ export const startBridge = async (
       "the bridge to start",
       Effect.suspend(() =>
         child.stderr().includes('"event":"bridge_started"')
-          ? Effect.succeed(Option.some(true))
+          ? Effect.succeed(true)
           : exitedEarly()
             ? Effect.fail(
                 new BridgeDidNotStart({ message: `the bridge exited during startup: ${child.stderr()}` })
               )
-            : Effect.succeed(Option.none())
+            : Effect.void
       ),
       { timeout: Duration.millis(timeoutMs), interval: Duration.millis(10) }
     ).pipe(
-      Effect.catchTag("TimedOut", () =>
+      Effect.catchTag("NotReached", () =>
         Effect.zipRight(
           Effect.sync(() => child.proc.kill("SIGKILL")),
           Effect.fail(new BridgeDidNotStart({ message: `the bridge did not start: ${child.stderr()}` }))

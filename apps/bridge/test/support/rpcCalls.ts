@@ -11,8 +11,8 @@ import type {
   TaskView
 } from "@serverfs/domain"
 import type { BridgeClientService } from "@serverfs/rpc"
-import { Duration, Effect, Either, Option } from "effect"
-import { eventually } from "./eventually.js"
+import { eventuallyAsync } from "@serverfs/testkit"
+import { Effect, Either } from "effect"
 
 // ---- RPC helpers ------------------------------------------------------------------------------
 
@@ -72,17 +72,7 @@ export const waitUntil = <A>(
   probe: () => Promise<A | undefined> | A | undefined,
   timeoutMs = 30_000,
   intervalMs = 25
-): Promise<A> =>
-  Effect.runPromise(
-    eventually(
-      what,
-      Effect.map(
-        Effect.promise(async () => probe()),
-        (value): Option.Option<A> => (value === undefined ? Option.none() : Option.some(value))
-      ),
-      { timeout: Duration.millis(timeoutMs), interval: Duration.millis(intervalMs) }
-    )
-  )
+): Promise<A> => eventuallyAsync(what, probe, timeoutMs, intervalMs)
 
 export const getTask = (client: BridgeClientService, taskId: string): Promise<TaskView> =>
   call(client, "task.get", { task_id: taskId })

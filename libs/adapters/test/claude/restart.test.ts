@@ -14,6 +14,7 @@ import {
   bridgeCall,
   bundledClaudeBinary,
   type ClaudeSandbox,
+  eventuallyAsync,
   type FakeMessagesServer,
   makeClaudeSandbox,
   makeTempTree,
@@ -24,7 +25,6 @@ import {
   textReply
 } from "@serverfs/testkit"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { eventuallyPromise } from "../eventually.js"
 import { processesIn, waitForNoProcessesIn, waitUntil } from "./support.js"
 
 let server: FakeMessagesServer
@@ -66,7 +66,7 @@ const waitUntilAsync = <A>(
   what: string,
   probe: () => Promise<A | undefined>,
   timeoutMs = 30_000
-): Promise<A> => eventuallyPromise(what, probe, `${timeoutMs} millis`, "50 millis")
+): Promise<A> => eventuallyAsync(what, probe, timeoutMs, 50)
 
 describe("Claude through the bridge: restart during a pending approval", () => {
   it("interrupts the task, proves the CLI gone, and continues the same session", async () => {

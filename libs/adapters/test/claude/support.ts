@@ -16,6 +16,7 @@ import type {
 import {
   bundledClaudeBinary,
   type ClaudeSandbox,
+  eventuallyAsync,
   type FakeMessagesServer,
   makeClaudeSandbox,
   startFakeMessagesServer
@@ -28,7 +29,6 @@ import {
   type TurnRequest,
   type TurnSink
 } from "../../src/index.js"
-import { eventuallyPromise } from "../eventually.js"
 
 export interface RecordedEvent {
   readonly type: string
@@ -160,7 +160,7 @@ export const expectFailure = (
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))
 
 export const waitUntil = <A>(what: string, probe: () => A | undefined, timeoutMs = 30_000): Promise<A> =>
-  eventuallyPromise(what, probe, `${timeoutMs} millis`)
+  eventuallyAsync(what, probe, timeoutMs)
 
 /** Pids of processes whose cwd is inside `dir` (the CLI and the commands its tools run). */
 export const processesIn = (dir: string): Array<number> => {
@@ -194,11 +194,11 @@ export const processesMatching = (needle: string): Array<number> => {
 
 /** Every process started under `dir` must be gone (bounded); fails with the survivors' pids. */
 export const waitForNoProcessesIn = (dir: string, timeoutMs = 15_000): Promise<void> =>
-  eventuallyPromise(
+  eventuallyAsync(
     `no processes left running in ${dir}`,
     () => (processesIn(dir).length === 0 ? true : undefined),
-    `${timeoutMs} millis`,
-    "50 millis"
+    timeoutMs,
+    50
   ).then(
     () => undefined,
     () => {

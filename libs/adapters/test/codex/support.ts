@@ -17,6 +17,7 @@ import type {
 import {
   type CodexHome,
   codexBin,
+  eventuallyAsync,
   type FakeResponsesServer,
   makeCodexHome,
   processesMentioning
@@ -30,7 +31,6 @@ import {
   type TurnRequest,
   type TurnSink
 } from "../../src/index.js"
-import { eventuallyPromise } from "../eventually.js"
 
 export interface Pending<P, R> {
   readonly payload: P
@@ -209,11 +209,11 @@ export const makeFixture = (
 
 /** Fails when a process started for `needle` (a CODEX_HOME) is still alive (bounded wait). */
 export const expectNoProcessesFor = (needle: string): Promise<void> =>
-  eventuallyPromise(
+  eventuallyAsync(
     `no processes left running for ${needle}`,
     () => (processesMentioning(needle).length === 0 ? true : undefined),
-    "10 seconds",
-    "100 millis"
+    10_000,
+    100
   ).then(
     () => undefined,
     () => {
