@@ -1,4 +1,5 @@
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
+import { isFrozenError } from "@serverfs/domain"
 import {
   Configuration,
   ConfigurationError,
@@ -88,16 +89,11 @@ const MainLive = BridgeLayer.pipe(
 
 const ConfigurationLive = Configuration.Default.pipe(Layer.provide(EnvironmentConfigProvider(process.env)))
 
+/** A refusal of the environment (socket, lock or state directory): its frozen code and message. */
 const startupFailure = (cause: Cause.Cause<unknown>): string | undefined =>
   Option.getOrUndefined(
     Cause.failureOption(cause).pipe(
-      Option.filter(
-        (e): e is { readonly _tag: string; readonly message: string } =>
-          typeof e === "object" &&
-          e !== null &&
-          "_tag" in e &&
-          typeof (e as { _tag: unknown })._tag === "string"
-      ),
+      Option.filter(isFrozenError),
       Option.map((e) => `ServerFS: bridge cannot start: ${e._tag}: ${e.message}\n`)
     )
   )
