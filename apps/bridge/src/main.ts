@@ -3,7 +3,7 @@ import { setFlagsFromString } from "node:v8"
 
 /**
  * serverfs-bridge's entry point. It sets one V8 flag before anything else is loaded, then starts
- * the daemon (Daemon.ts).
+ * the daemon (Daemon.ts) in two loading stages.
  *
  * `--semi-space-growth-factor=1`: V8 grows the young generation with the allocation rate, up to
  * 16 MiB per semi-space on 64-bit machines, and those pages stay resident once touched. The
@@ -15,4 +15,10 @@ import { setFlagsFromString } from "node:v8"
  * hence this module and the dynamic import.
  */
 setFlagsFromString("--semi-space-growth-factor=1")
+// Node's ESM loader reads every static import of a graph at once, one descriptor per file in
+// flight: the daemon's ~900 modules took more than 256 descriptors at start-up, so a bridge
+// under a small LimitNOFILE failed to start ("Cannot find package": a package.json read that
+// met EMFILE). Effect's own ~400 modules are loaded first, as one stage, which keeps the peak
+// under 200 (apps/bridge/test/startupDescriptors.test.ts).
+await import("effect")
 await import("./Daemon.js")
