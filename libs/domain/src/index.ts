@@ -120,6 +120,30 @@ export {
   TaskView
 } from "./agent/TaskView.js"
 export {
+  CATALOG_VERSION,
+  Completeness,
+  DIAGNOSTIC_LIMITS,
+  DiagnosticOperation,
+  DiagnosticRollups,
+  DiagnosticSeal,
+  DiagnosticsSnapshot,
+  DiagnosticsTaskResult,
+  InteractionClass,
+  LeaseOutcome,
+  NotRetainedReason,
+  OperationKind,
+  OperationOutcome,
+  RecorderCounters,
+  RecorderState,
+  RecoveryOutcome,
+  RuntimeFamily,
+  runtimeFamilyOf,
+  SealReason,
+  sealReasonOf,
+  TaskTrace,
+  TerminalOutcome
+} from "./diagnostics/Catalog.js"
+export {
   BinaryFileTooLarge,
   BinarySourceConflict,
   BinarySourceRequired,
@@ -263,6 +287,25 @@ export {
   SubmitResult,
   TaskIdParams
 } from "./rpc/Methods.js"
+export {
+  DiagnosticsSnapshotParams,
+  DiagnosticsTaskParams,
+  LeaseListErrors,
+  LeaseListParams,
+  LeaseListResult,
+  LeaseRecoverErrors,
+  LeaseRecoverParams,
+  LeaseRecoverResult,
+  LeaseStatus,
+  MetricSeries,
+  MetricsSnapshotParams,
+  MetricsSnapshotResult,
+  OPERATOR_METHODS,
+  TaskListErrors,
+  TaskListParams,
+  TaskListResult,
+  TaskSummary
+} from "./rpc/OperatorMethods.js"
 export { errorFromWire, errorToWire, WireError } from "./rpc/WireError.js"
 export {
   AnswerAgentQuestionInput,

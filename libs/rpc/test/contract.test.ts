@@ -24,7 +24,13 @@ const handlers: BridgeHandlers = {
   "task.approval.respond": () => Effect.succeed(SAMPLE_RESULTS["task.approval.respond"]),
   "task.question.answer": () => Effect.succeed(SAMPLE_RESULTS["task.question.answer"]),
   "task.message.send": () => Effect.succeed(SAMPLE_RESULTS["task.message.send"]),
-  "task.cancel": () => Effect.succeed(SAMPLE_RESULTS["task.cancel"])
+  "task.cancel": () => Effect.succeed(SAMPLE_RESULTS["task.cancel"]),
+  "task.list": () => Effect.succeed(SAMPLE_RESULTS["task.list"]),
+  "lease.list": () => Effect.succeed(SAMPLE_RESULTS["lease.list"]),
+  "lease.recover": () => Effect.succeed(SAMPLE_RESULTS["lease.recover"]),
+  "diagnostics.snapshot": () => Effect.succeed(SAMPLE_RESULTS["diagnostics.snapshot"]),
+  "diagnostics.task": () => Effect.succeed(SAMPLE_RESULTS["diagnostics.task"]),
+  "metrics.snapshot": () => Effect.succeed(SAMPLE_RESULTS["metrics.snapshot"])
 }
 
 // task.get may not fail with a code outside its contract

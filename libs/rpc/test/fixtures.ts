@@ -36,7 +36,13 @@ export const SAMPLE_PARAMS: { readonly [M in BridgeMethod]: MethodParams<M> } = 
     ]
   },
   "task.message.send": { task_id: "agt_1", message: "also run the tests" },
-  "task.cancel": { task_id: "agt_1" }
+  "task.cancel": { task_id: "agt_1" },
+  "task.list": { statuses: ["running"], workdir: "wd", runtime: "codex", limit: 10 },
+  "lease.list": {},
+  "lease.recover": { slot: 1, force: false },
+  "diagnostics.snapshot": {},
+  "diagnostics.task": { task_id: "agt_1" },
+  "metrics.snapshot": {}
 }
 
 const taskView: MethodResult<"task.get"> = {
@@ -144,7 +150,82 @@ export const SAMPLE_RESULTS: { readonly [M in BridgeMethod]: MethodResult<M> } =
   "task.approval.respond": { task_id: "agt_1", request_id: "req_1", resolved: true, correlation_id: null },
   "task.question.answer": { task_id: "agt_1", request_id: "req_2", resolved: true, correlation_id: null },
   "task.message.send": { task_id: "agt_1", accepted: true, correlation_id: null },
-  "task.cancel": { task_id: "agt_1", status: "cancelled", correlation_id: null }
+  "task.cancel": { task_id: "agt_1", status: "cancelled", correlation_id: null },
+  "task.list": {
+    tasks: [
+      {
+        task_id: "agt_1",
+        runtime: "codex",
+        workdir_alias: "wd",
+        workdir_slot: 1,
+        profile: "workspace-write",
+        status: "running",
+        created_at: "2025-01-01T00:00:00Z",
+        updated_at: "2025-01-01T00:00:01Z",
+        completed_at: null,
+        error_code: null,
+        pending_request_id: null
+      }
+    ],
+    truncated: false
+  },
+  "lease.list": {
+    workdirs: [
+      {
+        slot: 1,
+        workdir_alias: "wd",
+        lease: "held",
+        task_id: "agt_1",
+        guard: "valid",
+        guard_task_id: "agt_1",
+        guard_task_status: "running"
+      }
+    ]
+  },
+  "lease.recover": {
+    slot: 1,
+    workdir_alias: "wd",
+    outcome: "cleared",
+    proof: "reconciled",
+    task_id: "agt_1",
+    task_status: "interrupted"
+  },
+  "diagnostics.snapshot": {
+    catalog_version: 1,
+    limits: {
+      max_records: 2048,
+      max_bytes: 1048576,
+      max_task_records: 64,
+      max_task_bytes: 32768,
+      max_operation_bytes: 1024,
+      seal_reserved_bytes: 512
+    },
+    generation_started_at: "2025-01-01T00:00:00Z",
+    retained_records: 3,
+    retained_bytes: 300,
+    retained_tasks: 1,
+    active_tasks: 0,
+    terminal_tasks: 1,
+    counters: {
+      record_failures: 0,
+      admission_failures: 0,
+      ordinary_records_dropped: 0,
+      truncated_tasks: 0,
+      oversized_rejections: 0,
+      evictions: 0
+    },
+    durable_tasks_predate_generation: false
+  },
+  "diagnostics.task": {
+    catalog_version: 1,
+    disposition: "not_retained",
+    task_id: "agt_1",
+    reason: "evicted"
+  },
+  "metrics.snapshot": {
+    started_at: "2025-01-01T00:00:00Z",
+    series: [{ name: "serverfs_agent_queue_depth", kind: "gauge", labels: {}, value: 0 }]
+  }
 }
 
 export const METHODS = Object.keys(SAMPLE_PARAMS) as ReadonlyArray<BridgeMethod>

@@ -6,4 +6,22 @@ export {
   type AuditValue
 } from "./AuditLog.js"
 export { AuditSink } from "./AuditSink.js"
+export {
+  type DiagnosticStaging,
+  DiagnosticsRecorder,
+  type DiagnosticsRecorderService,
+  type TraceLookup
+} from "./diagnostics/DiagnosticsRecorder.js"
 export { JsonLoggerLive } from "./JsonLogger.js"
+export {
+  AgentMetrics,
+  leaseAcquireSeconds,
+  queueDepth,
+  queueWaitSeconds,
+  type RpcOutcome,
+  recoveryTotal,
+  rpcCallsTotal,
+  rpcDurationSeconds,
+  taskDurationSeconds,
+  taskTerminalTotal
+} from "./metrics/AgentMetrics.js"

@@ -42,6 +42,7 @@ import { TaskView } from "../agent/TaskView.js"
 import { WorkdirBusy, WorkdirRecoveryRequired } from "../errors/LeaseErrors.js"
 import { WorkdirNotFound } from "../errors/PathErrors.js"
 import { PendingRequestId, TaskId } from "./Ids.js"
+import { OPERATOR_METHODS } from "./OperatorMethods.js"
 
 /**
  * The bridge methods (bridge-internals §2) as Effect Schemas shared by the server and both
@@ -204,7 +205,8 @@ export const BRIDGE_METHODS = {
   "task.approval.respond": { params: ApprovalParams, result: ResolvedResult, errors: ApprovalErrors },
   "task.question.answer": { params: QuestionParams, result: ResolvedResult, errors: QuestionErrors },
   "task.message.send": { params: MessageParams, result: MessageResult, errors: MessageErrors },
-  "task.cancel": { params: TaskIdParams, result: CancelResult, errors: TaskNotFound }
+  "task.cancel": { params: TaskIdParams, result: CancelResult, errors: TaskNotFound },
+  ...OPERATOR_METHODS
 } as const
 
 type Methods = typeof BRIDGE_METHODS
