@@ -101,15 +101,16 @@ export class DiagnosticsBuffer {
 
   begin(taskId: string, kind: OperationKind, nowMs: number, interaction?: InteractionClass): void {
     const slot = this.slots.get(taskId)
-    if (slot === undefined || slot.seal !== undefined || slot.open.has(kind)) return
-    slot.open.set(kind, { startMs: nowMs, interaction })
+    if (slot === undefined || slot.seal !== undefined) return
+    slot.open ??= new Map()
+    if (!slot.open.has(kind)) slot.open.set(kind, { startMs: nowMs, interaction })
   }
 
   end(taskId: string, kind: OperationKind, nowMs: number, outcome?: OperationOutcome): void {
     const slot = this.slots.get(taskId)
-    const open = slot?.open.get(kind)
+    const open = slot?.open?.get(kind)
     if (slot === undefined || open === undefined) return
-    slot.open.delete(kind)
+    slot.open?.delete(kind)
     this.record(slot, kind, open.startMs, nowMs, outcome, open.interaction)
   }
 
@@ -128,9 +129,9 @@ export class DiagnosticsBuffer {
   seal(taskId: string, outcome: TerminalOutcome, nowMs: number, wallMillis: number): void {
     const slot = this.slots.get(taskId)
     if (slot === undefined || slot.seal !== undefined) return
-    if (slot.open.size > 0) {
+    if (slot.open !== undefined && slot.open.size > 0) {
       const open = [...slot.open].sort(([, a], [, b]) => a.startMs - b.startMs)
-      slot.open.clear()
+      slot.open = undefined
       for (const [kind, o] of open) this.record(slot, kind, o.startMs, nowMs, undefined, o.interaction)
     }
     const seal = {

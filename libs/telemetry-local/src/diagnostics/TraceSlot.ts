@@ -54,8 +54,8 @@ export class TraceSlot {
   truncated = false
   seal: DiagnosticSeal | undefined = undefined
   sealBytes = 0
-  /** At most one open segment per kind: a handful of entries at most. */
-  readonly open = new Map<OperationKind, OpenSegment>()
+  /** At most one open segment per kind; made on the first `begin` (most slots never need one). */
+  open: Map<OperationKind, OpenSegment> | undefined = undefined
 
   constructor(
     readonly taskId: string,
