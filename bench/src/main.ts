@@ -11,6 +11,7 @@ import { coldStart } from "./ColdStart.js"
 import { runHostile } from "./Hostile.js"
 import { McpSession } from "./McpDriver.js"
 import { type MutationPlan, runMutations } from "./Mutations.js"
+import { type RecorderPlan, runRecorder } from "./Recorder.js"
 import {
   checksOf,
   type Measurement,
@@ -45,7 +46,7 @@ import { OPERATION_KEYS, type OperationKey, type Plan, runWorkload } from "./Wor
  *   node bench/dist/main.js [--files 24000] [--seed 1] [--dir PATH] [--quick]
  *                           [--cold-runs 9] [--write-bytes 4096]
  *                           [--event-tasks 8] [--events-per-task 2500]
- *                           [--only floor,search,scan,find,read,stat,list,cold,rss,mutations,binary,bridge,hostile]
+ *                           [--only floor,search,scan,find,read,stat,list,cold,rss,mutations,binary,bridge,hostile,recorder]
  *                           [--markdown FILE] [--json FILE]
  *
  * It prints a table of p50/p99 latencies, ratios and targets. It always exits 0 once it has
@@ -90,6 +91,7 @@ const bridgePlan: BridgePlan = {
   eventTasks: Number(args["event-tasks"]),
   eventsPerTask: Number(args["events-per-task"])
 }
+const recorderPlan: RecorderPlan = { runs: 3, samples: Math.ceil(20_000 / divisor) }
 const usage = (message: string): never => {
   process.stderr.write(`[bench] ${message}\n`)
   process.exit(2)
@@ -112,7 +114,7 @@ if (
   usage("--events-per-task must be an integer from 1 to 9900")
 }
 /** The suites beyond the read rows: each is one `--only` key. */
-const SUITE_KEYS = ["mutations", "binary", "bridge", "hostile"] as const
+const SUITE_KEYS = ["mutations", "binary", "bridge", "hostile", "recorder"] as const
 type SuiteKey = (typeof SUITE_KEYS)[number]
 const ALL_KEYS: ReadonlyArray<string> = [...OPERATION_KEYS, ...SUITE_KEYS]
 const selected = new Set((args.only ?? ALL_KEYS.join(",")).split(",").map((k) => k.trim()))
@@ -331,6 +333,14 @@ const main = async () => {
     )
   }
 
+  if (only("recorder")) {
+    log("diagnostics recorder (in process)")
+    const recorder = runRecorder(recorderPlan, (m) => log(m))
+    rows.push(...recorder.rows)
+    notes.push(...recorder.notes)
+    runs.push(`  recorder: ${recorderPlan.runs} runs × ${recorderPlan.samples} samples, in process`)
+  }
+
   if (only("hostile")) {
     const hostileRoot = path.join(os.tmpdir(), "serverfs-bench", "hostile")
     const iterations = args.quick ? 2 : 3
@@ -381,6 +391,7 @@ const main = async () => {
           plan,
           mutationPlan,
           bridgePlan,
+          recorderPlan,
           coldRuns,
           rows,
           fsyncs,
