@@ -260,7 +260,7 @@ export const runRecorder = (
       unit: "ms",
       serverfs: figure("service"),
       baselines: floor,
-      limits: within(BUDGET.record)
+      limits: [...within(BUDGET.record), ...within(GOAL_MS)]
     },
     {
       operation: `recorder terminal seal (${p})`,
