@@ -128,6 +128,17 @@ describe("DiagnosticsRecorder.layer", () => {
   )
 })
 
+describe("synchronous (§11.1: no await, no fiber, no timer)", () => {
+  it("every method completes under Effect.runSync, which refuses any asynchronous step", () => {
+    const recorder = Effect.runSync(Effect.provide(DiagnosticsRecorder, DiagnosticsRecorder.layer))
+    const { state, lookup } = Effect.runSync(
+      Effect.provideService(everyMethod, DiagnosticsRecorder, recorder)
+    )
+    expect(state.retained_tasks).toBe(2)
+    expect(lookup._tag).toBe("Retained")
+  })
+})
+
 describe("fail-open (§7.4, fault injection)", () => {
   it.effect("a buffer that throws everywhere: every method succeeds, record_failures advances", () =>
     Effect.gen(function* () {
