@@ -7,11 +7,23 @@ export {
 } from "./AuditLog.js"
 export { AuditSink } from "./AuditSink.js"
 export {
+  type DiagnosticLimits,
+  DiagnosticsBuffer,
+  MAX_SEAL_BYTES,
+  REMEMBERED_IDS
+} from "./diagnostics/DiagnosticsBuffer.js"
+export {
+  type DurableTask,
+  diagnosticsSnapshotOf,
+  diagnosticsTaskResultOf
+} from "./diagnostics/DiagnosticsProjection.js"
+export {
   type DiagnosticStaging,
   DiagnosticsRecorder,
   type DiagnosticsRecorderService,
   type TraceLookup
 } from "./diagnostics/DiagnosticsRecorder.js"
+export { makeFailOpenRecorder } from "./diagnostics/FailOpenRecorder.js"
 export { JsonLoggerLive } from "./JsonLogger.js"
 export {
   AgentMetrics,
@@ -25,3 +37,4 @@ export {
   taskDurationSeconds,
   taskTerminalTotal
 } from "./metrics/AgentMetrics.js"
+export { metricsSnapshot } from "./metrics/MetricsSnapshot.js"

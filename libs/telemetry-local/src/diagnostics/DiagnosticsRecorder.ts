@@ -8,7 +8,9 @@ import type {
   TaskTrace,
   TerminalOutcome
 } from "@serverfs/domain"
-import { Context, type Effect } from "effect"
+import { Clock, Context, Effect, Layer } from "effect"
+import { DiagnosticsBuffer } from "./DiagnosticsBuffer.js"
+import { makeFailOpenRecorder } from "./FailOpenRecorder.js"
 
 /**
  * A new submission's diagnostic staging (spec v0.22 §4.1, §9.1): it holds the bridge-generated
@@ -72,4 +74,17 @@ export interface DiagnosticsRecorderService {
 export class DiagnosticsRecorder extends Context.Tag("@serverfs/telemetry-local/DiagnosticsRecorder")<
   DiagnosticsRecorder,
   DiagnosticsRecorderService
->() {}
+>() {
+  /** The recorder over a buffer at the frozen limits; its generation starts when the layer is built. */
+  static readonly layer: Layer.Layer<DiagnosticsRecorder> = Layer.effect(
+    DiagnosticsRecorder,
+    Effect.map(Clock.currentTimeMillis, (millis) => {
+      const buffer = new DiagnosticsBuffer(millis)
+      return makeFailOpenRecorder(buffer, buffer.generationStartedAt)
+    })
+  )
+
+  /** The recorder over a given buffer (tests: shrunk limits, a buffer that throws). */
+  static readonly layerWith = (buffer: DiagnosticsBuffer): Layer.Layer<DiagnosticsRecorder> =>
+    Layer.sync(DiagnosticsRecorder, () => makeFailOpenRecorder(buffer, buffer.generationStartedAt))
+}
