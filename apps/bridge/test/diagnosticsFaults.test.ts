@@ -7,12 +7,14 @@
  * outcome, lease, guard and recovery is identical; a faulty recorder shows `record_failures`.
  */
 import * as fs from "node:fs"
+import * as path from "node:path"
 import { makeScriptedAdapter } from "@serverfs/adapters"
 import type { TerminalOutcome } from "@serverfs/domain"
+import { DIAGNOSTIC_LIMITS } from "@serverfs/domain"
 import { type BridgeClientService, makeBridgeClient, serveRpc } from "@serverfs/rpc"
-import { DiagnosticsBuffer, DiagnosticsRecorder } from "@serverfs/telemetry-local"
+import { DiagnosticsBuffer, DiagnosticsRecorder, metricsSnapshot } from "@serverfs/telemetry-local"
 import { Clock, Effect, Exit, ManagedRuntime, Scope } from "effect"
-import { afterAll, describe, expect, it, vi } from "vitest"
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { type MetricProjectionService, rpcHandlers, TaskService } from "../src/index.js"
 import {
   call,
@@ -27,8 +29,14 @@ import {
   waitForStatus,
   waitUntil
 } from "./support/daemon.js"
-import { inProcessBridge, type ObservationOverrides } from "./support/inProcess.js"
-import { approveUntilEnd, diagnosticsSnapshot, diagnosticsTask } from "./support/observability.js"
+import { inProcessBridge, type ObservationOverrides, serveInProcess } from "./support/inProcess.js"
+import {
+  approveUntilEnd,
+  diagnosticsSnapshot,
+  diagnosticsTask,
+  metricOf,
+  metricValue
+} from "./support/observability.js"
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 })
 
@@ -145,9 +153,23 @@ const outcomeOf = async (client: BridgeClientService, taskId: string) => {
 
 const lockFiles = (box: Sandbox) => fs.readdirSync(box.lockDir).sort()
 
-/** The scenario; what it returns must not depend on the recorder or the metrics. */
+/** The recovery and lease metrics of this process (the in-process bridge shares its registry). */
+const recoveryMetrics = async () => {
+  const { series } = await Effect.runPromise(metricsSnapshot("-"))
+  return {
+    interrupted: metricValue(series, "serverfs_agent_recovery_total", { outcome: "interrupted" }),
+    guardCleared: metricValue(series, "serverfs_agent_recovery_total", { outcome: "guard_cleared" }),
+    guardKept: metricValue(series, "serverfs_agent_recovery_total", { outcome: "guard_kept" }),
+    leaseRecoveryRequired: metricValue(series, "serverfs_agent_lease_acquire_seconds", {
+      outcome: "recovery_required"
+    })
+  }
+}
+
+/** The scenario; what `result` holds must not depend on the recorder or the metrics. */
 const scenario = async (observation: ObservationOverrides) => {
   const { box, crashed } = await crashedState()
+  const metricsBefore = await recoveryMetrics()
   const bridge = await serveReconciled(box, observation)
   try {
     const c = bridge.client
@@ -179,13 +201,25 @@ const scenario = async (observation: ObservationOverrides) => {
     const idem = await submit({ prompt: "complete:i", idempotency_key: "fault-idem" })
     const again = await submit({ prompt: "complete:i", idempotency_key: "fault-idem" })
     outcomes.idempotent = `${again.task_id === idem.task_id}:${await outcomeOf(c, idem.task_id)}`
+    // The guard recovery kept (its run not provably stopped) still blocks its workdir's writers.
+    const blocked = await Effect.runPromise(
+      Effect.either(
+        c.call("task.submit", submitParams({ prompt: "complete:b", profile: "workspace-write" }, "w2"))
+      )
+    )
+    outcomes.guarded = blocked._tag === "Left" ? blocked.left._tag : "accepted"
     await waitUntil("the lease free again", async () =>
       (await getTask(c, idem.task_id)).status === "succeeded" ? true : undefined
     )
 
     const snapshot = await diagnosticsSnapshot(c)
     const recoveredTrace = await diagnosticsTask(c, crashed[0])
+    const metricsAfter = await recoveryMetrics()
+    const metrics = Object.fromEntries(
+      Object.entries(metricsAfter).map(([k, v]) => [k, v - metricsBefore[k as keyof typeof metricsBefore]])
+    )
     return {
+      metrics,
       result: { recovered, guardsAfterRecovery, outcomes, guardsAtEnd: lockFiles(box) },
       snapshot,
       recoveredTrace,
@@ -208,9 +242,18 @@ describe("a recorder or metric fault never changes a task, a lease, a guard or a
       approved: "succeeded",
       cancelled: "cancelled",
       writer: "succeeded",
-      idempotent: "true:succeeded"
+      idempotent: "true:succeeded",
+      guarded: "WORKDIR_RECOVERY_REQUIRED"
     })
     expect(normal.snapshot.counters.record_failures).toBe(0)
+    // The same decisions, counted once each: two tasks interrupted by the restart, one guard
+    // proven stopped and removed, one kept — which then refuses a writer (recovery_required).
+    expect(normal.metrics).toEqual({
+      interrupted: 2,
+      guardCleared: 1,
+      guardKept: 1,
+      leaseRecoveryRequired: 1
+    })
     expect(normal.snapshot.durable_tasks_predate_generation).toBe(true)
     const trace = normal.recoveredTrace
     if (trace.disposition !== "available") throw new Error(`no restarted trace: ${JSON.stringify(trace)}`)
@@ -233,9 +276,55 @@ describe("a recorder or metric fault never changes a task, a lease, a guard or a
       const run = await scenario(observation)
       expect(run.result).toEqual(normal.result)
       if (countsFailures) expect(run.snapshot.counters.record_failures).toBeGreaterThan(0)
+      // A recorder fault does not touch the metrics either: they count the same decisions.
+      if (observation.metrics === undefined) expect(run.metrics).toEqual(normal.metrics)
       // Never a fabricated complete trace for the restarted task.
       const trace = run.recoveredTrace
       if (trace.disposition === "available") expect(trace.completeness).not.toBe("complete")
     })
   }
+})
+
+describe("admission failure (spec v0.22 §7.2): no room for a seal → no partial slot, the task goes on", () => {
+  let box: Sandbox
+  let server: Awaited<ReturnType<typeof serveInProcess>>
+
+  beforeAll(async () => {
+    box = makeSandbox([{ slot: 1, alias: "w1", mode: "review", runtimes: "fake" }])
+    sandboxes.push(box)
+    fs.mkdirSync(path.dirname(box.socketPath), { recursive: true, mode: 0o700 })
+    // Two records in all: one running task's reserved seal and its queue wait fill the buffer.
+    const tiny = { ...DIAGNOSTIC_LIMITS, maxRecords: 2 }
+    server = await serveInProcess(box.env(), box.socketPath, [Effect.runSync(makeScriptedAdapter())], {
+      recorder: bufferLayer((ms) => new DiagnosticsBuffer(ms, tiny))
+    })
+  })
+  afterAll(async () => {
+    await server?.close()
+  })
+
+  it("the second task is not admitted (capacity_exhausted, counted) yet runs and ends exactly as it would", async () => {
+    const c = server.client
+    const holder = await call(c, "task.submit", submitParams({ prompt: "wait:" }, "w1"))
+    await waitForStatus(c, holder.task_id, "running")
+    const before = await metricOf(c, "serverfs_agent_tasks_terminal_total", { outcome: "succeeded" })
+    const refused = await call(c, "task.submit", submitParams({ prompt: "complete:still runs" }, "w1"))
+    const view = await waitForStatus(c, refused.task_id, TERMINAL)
+    expect(view).toMatchObject({ status: "succeeded", final_response: "still runs" })
+    expect(await diagnosticsTask(c, refused.task_id)).toEqual({
+      catalog_version: 1,
+      disposition: "not_retained",
+      task_id: refused.task_id,
+      reason: "capacity_exhausted"
+    })
+    const snapshot = await diagnosticsSnapshot(c)
+    expect(snapshot.counters.admission_failures).toBeGreaterThanOrEqual(1)
+    expect(snapshot.retained_records).toBeLessThanOrEqual(2)
+    // The metric still counts the task that has no trace.
+    expect(await metricOf(c, "serverfs_agent_tasks_terminal_total", { outcome: "succeeded" })).toBe(
+      before + 1
+    )
+    await call(c, "task.cancel", { task_id: holder.task_id })
+    await waitForStatus(c, holder.task_id, TERMINAL)
+  })
 })
