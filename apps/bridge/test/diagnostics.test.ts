@@ -180,6 +180,8 @@ describe("interrupted: an unanswered approval expires", () => {
 
 describe("segments and rollups (spec v0.22 §5.3)", () => {
   it("execution / external wait / execution / …: every segment kept, external wait excluded from execution", async () => {
+    const acquired = () => metricOf(c(), "serverfs_agent_lease_acquire_seconds", { outcome: "acquired" })
+    const acquiredBefore = await acquired()
     const { task_id } = await submit({
       prompt: "approval:one\napproval:two\ncomplete:done",
       profile: "workspace-write"
@@ -202,7 +204,9 @@ describe("segments and rollups (spec v0.22 §5.3)", () => {
       trace.operations.filter((o) => o.kind === kind).reduce((s, o) => s + o.duration_seconds, 0)
     const waits = trace.operations.filter((o) => o.kind === "agent.waiting_external")
     for (const w of waits) expect(w).toMatchObject({ interaction: "approval", outcome: "ok" })
+    // The lease outcome the operation shows is the one the metric counted, from the same exit.
     expect(trace.operations.find((o) => o.kind === "agent.lease_acquire")?.outcome).toBe("acquired")
+    expect(await acquired()).toBe(acquiredBefore + 1)
     const r = trace.rollups
     expect(r.external_wait_seconds).toBeCloseTo(sum("agent.waiting_external"), 6)
     expect(r.external_wait_seconds).toBeGreaterThanOrEqual(0.1)

@@ -39,7 +39,10 @@ export class TaskObservations extends Effect.Service<TaskObservations>()(
       // and a task left queued by a previous process never does. Bounded by the active-task cap.
       const queued = new Map<string, { readonly at: Mark; readonly runtime: RuntimeFamily }>()
 
-      /** Run one observation; a defect (a throw, sync or not) is logged and never escapes. */
+      /**
+       * Run one observation; a defect (a throw, sync or not) is logged and never escapes. Atomic
+       * (uninterruptible, it never waits): the queue bookkeeping and its metric move together.
+       */
       const isolated = (seam: string, observe: () => Effect.Effect<void>): Effect.Effect<void> =>
         Effect.suspend(observe).pipe(
           Effect.catchAllDefect((defect) =>
@@ -47,7 +50,8 @@ export class TaskObservations extends Effect.Service<TaskObservations>()(
               seam,
               defect: String(defect)
             })
-          )
+          ),
+          Effect.uninterruptible
         )
 
       const mark: Effect.Effect<Mark> = Effect.gen(function* () {
