@@ -1,9 +1,11 @@
 import { Configuration, WorkdirRegistry } from "@serverfs/policy"
 import { TaskStore } from "@serverfs/store"
-import { AuditLog, JsonLoggerLive } from "@serverfs/telemetry-local"
+import { AuditLog, DiagnosticsRecorder, JsonLoggerLive } from "@serverfs/telemetry-local"
 import { WorkdirRoots } from "@serverfs/workspace"
 import { Effect, Layer } from "effect"
 import { BridgeSettingsTag } from "./BridgeSettingsTag.js"
+import { BridgeDiagnostics } from "./diagnostics/BridgeDiagnostics.js"
+import { TaskObservations } from "./diagnostics/TaskObservations.js"
 import { InstanceLockLive } from "./InstanceLock.js"
 import { BridgeLeases } from "./leases/BridgeLeases.js"
 import { RuntimeRegistry } from "./RuntimeRegistry.js"
@@ -28,7 +30,7 @@ import { TurnRunner } from "./tasks/TurnRunner.js"
  * next, and the event writer's last flush runs after both: a stopped task still records its end.
  * Its leaves (store, runtimes, leases, configuration, audit) are provided by the composition.
  */
-export const TaskPlaneLayer = TaskService.Default.pipe(
+const TaskPlaneServices = TaskService.Default.pipe(
   Layer.provideMerge(Submission.Default),
   Layer.provideMerge(Recovery.Default),
   Layer.provideMerge(TurnRunner.Default),
@@ -44,6 +46,20 @@ export const TaskPlaneLayer = TaskService.Default.pipe(
   Layer.provideMerge(TaskStatusFeed.Default),
   Layer.provideMerge(TaskEvents.Default)
 )
+
+/**
+ * The task plane over a diagnostics recorder (spec v0.22: memory-only, one generation per layer
+ * build) and the observations every seam feeds it from. Tests pass another recorder (a faulty
+ * one, for fault injection); the bridge runs `TaskPlaneLayer`.
+ */
+export const taskPlaneWith = (recorder: Layer.Layer<DiagnosticsRecorder>) =>
+  TaskPlaneServices.pipe(
+    Layer.provideMerge(BridgeDiagnostics.Default),
+    Layer.provideMerge(TaskObservations.Default),
+    Layer.provideMerge(recorder)
+  )
+
+export const TaskPlaneLayer = taskPlaneWith(DiagnosticsRecorder.layer)
 
 /** The store on the configured state directory. */
 export const StoreFromSettings = Layer.unwrapEffect(

@@ -1,5 +1,6 @@
 import { type BridgeHandlers, handlerOf, type RpcHandler, withinContract } from "@serverfs/rpc"
 import { Effect } from "effect"
+import { countedRpc } from "./diagnostics/RpcCallMetric.js"
 import type { TaskService } from "./tasks/TaskService.js"
 
 /**
@@ -30,10 +31,11 @@ export const bridgeHandlers = (tasks: TaskService): BridgeHandlers => ({
   "task.list": () => Effect.dieMessage("task.list: not wired yet"),
   "lease.list": () => Effect.dieMessage("lease.list: not wired yet"),
   "lease.recover": () => Effect.dieMessage("lease.recover: not wired yet"),
-  "diagnostics.snapshot": () => Effect.dieMessage("diagnostics.snapshot: not wired yet"),
-  "diagnostics.task": () => Effect.dieMessage("diagnostics.task: not wired yet"),
-  "metrics.snapshot": () => Effect.dieMessage("metrics.snapshot: not wired yet")
+  // Spec v0.22 §8.3: read-only, on this socket behind its peer check; never an MCP tool.
+  "diagnostics.snapshot": () => tasks.diagnosticsSnapshot,
+  "diagnostics.task": (p) => tasks.diagnosticsTask(p.task_id),
+  "metrics.snapshot": () => tasks.metricsSnapshot
 })
 
-/** The RPC server's handler for the bridge. */
-export const rpcHandlers = (tasks: TaskService): RpcHandler => handlerOf(bridgeHandlers(tasks))
+/** The RPC server's handler for the bridge: every call counted by method and outcome. */
+export const rpcHandlers = (tasks: TaskService): RpcHandler => countedRpc(handlerOf(bridgeHandlers(tasks)))

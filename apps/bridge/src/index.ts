@@ -1,8 +1,12 @@
 export { BridgeSettingsTag } from "./BridgeSettingsTag.js"
+export { BridgeDiagnostics } from "./diagnostics/BridgeDiagnostics.js"
+export { MetricProjection, type MetricProjectionService } from "./diagnostics/MetricProjection.js"
+export { TaskObservations } from "./diagnostics/TaskObservations.js"
 export {
   BridgeLayer,
   StoreFromSettings,
-  TaskPlaneLayer
+  TaskPlaneLayer,
+  taskPlaneWith
 } from "./Layers.js"
 export {
   BridgeLeases,

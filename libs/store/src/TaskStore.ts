@@ -9,6 +9,7 @@ import { ResultSpool } from "./ResultSpool.js"
 import { makeRetention } from "./Retention.js"
 import { forceDatabaseModes, prepareStateDirectory } from "./StateDirectory.js"
 import { makeStoreContext } from "./StoreContext.js"
+import { makeTaskAge } from "./TaskAge.js"
 import { makeTaskRows } from "./TaskRows.js"
 import type { TaskStoreShape } from "./TaskStoreShape.js"
 
@@ -41,6 +42,7 @@ const makeStore = Effect.gen(function* () {
   const tasks = makeTaskRows(ctx, events)
   const requests = makePendingRequests(ctx, events)
   const retention = makeRetention(ctx, tasks)
+  const age = makeTaskAge(ctx)
 
   /** `PRAGMA integrity_check`: `["ok"]` for a sound database. */
   const integrityCheck = () =>
@@ -56,6 +58,7 @@ const makeStore = Effect.gen(function* () {
     findByIdempotencyKey: tasks.findByIdempotencyKey,
     listNonTerminal: tasks.listNonTerminal,
     listTerminalTaskIdsOlderThan: tasks.listTerminalTaskIdsOlderThan,
+    hasTaskCreatedBefore: age.hasTaskCreatedBefore,
     transition: tasks.transition,
     setNativeIds: tasks.setNativeIds,
     appendEvent: events.appendEvent,

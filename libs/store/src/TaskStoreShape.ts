@@ -126,6 +126,8 @@ export interface TaskStoreShape {
   readonly listNonTerminal: () => Effect.Effect<ReadonlyArray<TaskRecord>>
   /** Terminal tasks with completed_at < cutoff, oldest first. */
   readonly listTerminalTaskIdsOlderThan: (cutoff: Instant) => Effect.Effect<ReadonlyArray<string>>
+  /** Whether any task was created before `moment` (TaskAge.ts: the diagnostics generation probe). */
+  readonly hasTaskCreatedBefore: (moment: Instant) => Effect.Effect<boolean>
   /**
    * The only way a status changes (the domain's transition table). With `event`, that event is
    * stored in the same transaction: no reader sees the new status without it.

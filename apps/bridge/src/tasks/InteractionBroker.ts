@@ -23,6 +23,7 @@ import {
 import { type TaskRecord, TaskStore } from "@serverfs/store"
 import { Clock, DateTime, Deferred, Effect, Either, Fiber, Option, Schema } from "effect"
 import { BridgeSettingsTag } from "../BridgeSettingsTag.js"
+import { TaskObservations } from "../diagnostics/TaskObservations.js"
 import { type LiveTask, LiveTaskRegistry, type Resolution } from "./LiveTasks.js"
 import { TaskEvents } from "./TaskEvents.js"
 import { TaskQueries } from "./TaskQueries.js"
@@ -54,12 +55,14 @@ export class InteractionBroker extends Effect.Service<InteractionBroker>()(
       const terminations = yield* Terminations
       const queries = yield* TaskQueries
       const settings = yield* BridgeSettingsTag
+      const observations = yield* TaskObservations
 
       /** The interaction outlived its lifetime (before the task deadline): the task is interrupted. */
       const expire = (task: TaskRecord, requestId: string, kind: Kind) =>
         Effect.gen(function* () {
           const request = yield* store.getPendingRequest(requestId)
           if (Option.isNone(request) || request.value.status !== "pending") return
+          yield* observations.waitEnded(task.task_id, "expired")
           yield* events.append(task.task_id, "interaction.expired", { request_id: requestId, kind })
           yield* terminations.terminate(
             task.task_id,
@@ -109,6 +112,9 @@ export class InteractionBroker extends Effect.Service<InteractionBroker>()(
             }
             return yield* new InteractionEnded({ reason: "cancelled" })
           }
+          // Spec v0.22 §9.2: the human wait starts only now that the task is durably waiting
+          // (the checks before the commit were bridge work, still inside the execution stretch).
+          yield* observations.waiting(task.task_id, kind)
           yield* feed.refresh(task.task_id)
           const requestId = created.right.request.request_id
           const waiter = yield* Deferred.make<Resolution, InteractionEnded>()
@@ -137,6 +143,11 @@ export class InteractionBroker extends Effect.Service<InteractionBroker>()(
                 )
               : Option.none()
           return yield* Deferred.await(waiter).pipe(
+            // Control goes back to the provider: its next execution stretch (a no-op once sealed).
+            Effect.tapBoth({
+              onSuccess: () => observations.resumed(task.task_id, "ok"),
+              onFailure: (ended) => observations.resumed(task.task_id, ended.reason)
+            }),
             Effect.onInterrupt(() =>
               // The provider withdrew its request (e.g. Codex serverRequest/resolved): stale it.
               store.abandonPendingRequest(task.task_id, requestId).pipe(
@@ -144,7 +155,11 @@ export class InteractionBroker extends Effect.Service<InteractionBroker>()(
                   r.staled
                     ? Effect.zipRight(
                         feed.refresh(task.task_id),
-                        events.append(task.task_id, "interaction.stale", { request_id: requestId })
+                        Effect.zipRight(
+                          events.append(task.task_id, "interaction.stale", { request_id: requestId }),
+                          // The provider goes on without an answer.
+                          observations.resumed(task.task_id, "stale")
+                        )
                       )
                     : Effect.void
                 ),
@@ -188,6 +203,8 @@ export class InteractionBroker extends Effect.Service<InteractionBroker>()(
           yield* store.resolveRequest(taskId, requestId, resolution, {
             maxInteractionBytes: MAX_INTERACTION_BYTES
           })
+          // The answer is committed: the external wait ends here (§9.2), not when the provider resumes.
+          yield* observations.waitEnded(taskId, "ok")
           yield* feed.refresh(taskId)
           yield* events.append(taskId, event, { ...payload })
           yield* live.resolveWaiter(taskId, requestId, resolution)

@@ -2,6 +2,7 @@ import { AgentTaskTimedOut, BridgeRestarted, isTerminal } from "@serverfs/domain
 import { TaskStore } from "@serverfs/store"
 import { AuditLog } from "@serverfs/telemetry-local"
 import { Clock, DateTime, Effect, Option } from "effect"
+import { TaskObservations } from "../diagnostics/TaskObservations.js"
 import { BridgeLeases } from "../leases/BridgeLeases.js"
 import { RuntimeRegistry } from "../RuntimeRegistry.js"
 import { RecoveryGuards, recordedTurn } from "./RecoveryGuards.js"
@@ -27,10 +28,14 @@ export class Recovery extends Effect.Service<Recovery>()("@serverfs/bridge/Recov
     const terminations = yield* Terminations
     const guards = yield* RecoveryGuards
     const retention = yield* Retention
+    const observations = yield* TaskObservations
 
     const reconcileAtStartup: Effect.Effect<void> = Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
       for (const task of yield* store.listNonTerminal()) {
+        // Spec v0.22 §9.4: this generation observes the task again — a `restarted` slot, never
+        // a reconstruction of what the previous process saw.
+        const recovering = yield* observations.recoveryStarted(task)
         yield* events.append(task.task_id, "runtime.reconcile_started", { runtime: task.runtime })
         const adapter = registry.get(task.runtime)
         const result =
@@ -47,6 +52,12 @@ export class Recovery extends Effect.Service<Recovery>()("@serverfs/bridge/Recov
           now > DateTime.toEpochMillis(DateTime.unsafeMake(task.deadline_at))
             ? new AgentTaskTimedOut({ message })
             : new BridgeRestarted({ message })
+        // One outcome, for the metric and the `agent.recovery` operation; the terminal move then seals.
+        yield* observations.recovered(
+          task.task_id,
+          recovering,
+          cause instanceof AgentTaskTimedOut ? "timed_out" : "interrupted"
+        )
         yield* terminations.terminate(task.task_id, cause)
         yield* events.append(task.task_id, "task.reconciled", {
           status: result.status,
@@ -60,15 +71,22 @@ export class Recovery extends Effect.Service<Recovery>()("@serverfs/bridge/Recov
           error_code: cause._tag
         })
         if (result.providerActive === false && task.profile === "workspace-write") {
-          yield* guards.clearGuardOf(task.workdir_slot, task.task_id)
+          // A guard kept here is seen (and counted) by the pass over the slots below.
+          if (yield* guards.clearGuardOf(task.workdir_slot, task.task_id))
+            yield* observations.guardDecision(true)
         }
       }
       for (const { slot, guard } of yield* leases.validGuards()) {
         const task = yield* store.getTask(guard.task_id)
         const adapter = registry.get(guard.runtime)
-        if (Option.isNone(task) || !isTerminal(task.value.status) || adapter === undefined) continue
+        if (Option.isSome(task) && !isTerminal(task.value.status)) continue
+        if (Option.isNone(task) || adapter === undefined) {
+          yield* observations.guardDecision(false) // nothing can prove its run stopped: it stays
+          continue
+        }
         const result = yield* adapter.reconcile(recordedTurn(task.value))
         if (result.providerActive === false) yield* leases.removeGuard(slot)
+        yield* observations.guardDecision(result.providerActive === false)
       }
       // After reconciliation: the dead process's tasks are finished now, and counting them as
       // active (at their full share) would evict finished tasks for room nobody will use.

@@ -38,10 +38,12 @@ export class RecoveryGuards extends Effect.Service<RecoveryGuards>()("@serverfs/
     const registry = yield* RuntimeRegistry
     const terminations = yield* Terminations
 
-    /** Remove a slot's guard if (and only if) it belongs to `taskId`. */
-    const clearGuardOf = (slot: number, taskId: string): Effect.Effect<void> =>
+    /** Remove a slot's guard if (and only if) it belongs to `taskId`; whether it did (the recovery metric). */
+    const clearGuardOf = (slot: number, taskId: string): Effect.Effect<boolean> =>
       Effect.flatMap(leases.readGuard(slot), (state) =>
-        state._tag === "valid" && state.guard.task_id === taskId ? leases.removeGuard(slot) : Effect.void
+        state._tag === "valid" && state.guard.task_id === taskId
+          ? Effect.as(leases.removeGuard(slot), true)
+          : Effect.succeed(false)
       )
 
     /**

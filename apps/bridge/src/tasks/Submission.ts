@@ -22,6 +22,7 @@ import { AuditLog } from "@serverfs/telemetry-local"
 import { toSubmitPathError, WorkdirRoots, walkStartDirectory } from "@serverfs/workspace"
 import { Clock, DateTime, Effect, Either, Exit, Option, Scope } from "effect"
 import { BridgeSettingsTag } from "../BridgeSettingsTag.js"
+import { TaskObservations } from "../diagnostics/TaskObservations.js"
 import { BridgeLeases } from "../leases/BridgeLeases.js"
 import { RuntimeRegistry } from "../RuntimeRegistry.js"
 import { newLiveTask } from "./LiveTasks.js"
@@ -56,6 +57,7 @@ export class Submission extends Effect.Service<Submission>()("@serverfs/bridge/S
     const terminations = yield* Terminations
     const control = yield* TaskControl
     const turns = yield* TurnRunner
+    const observations = yield* TaskObservations
     const submitLock = yield* Effect.makeSemaphore(1)
 
     const authorize = (params: SubmitParams, profile: "review" | "workspace-write") =>
@@ -135,6 +137,9 @@ export class Submission extends Effect.Service<Submission>()("@serverfs/bridge/S
           const existing = yield* store.findByIdempotencyKey(idempotencyKey)
           if (Option.isSome(existing)) return yield* replay(existing.value, fingerprint)
         }
+        // Spec v0.22 §9.1: only a genuinely new submission stages diagnostics; a replay above
+        // touches no slot. Dropped with this fiber if no task is created.
+        const staging = yield* observations.stage
         const { workdir, relativeCwd } = yield* authorize(params, profile)
         const resume = continueFrom === null ? null : yield* resumeOf(continueFrom, params, workdir, profile)
 
@@ -194,16 +199,19 @@ export class Submission extends Effect.Service<Submission>()("@serverfs/bridge/S
                   if (profile === "workspace-write") {
                     // The flock first (a live writer anywhere means WORKDIR_BUSY, as on the MCP
                     // side); only its holder may then reconcile a guard left by a run it does not own.
-                    yield* Effect.acquireRelease(leases.acquire(workdir.slot, workdir.alias), () =>
-                      Effect.zipRight(
-                        Effect.sync(() => {
-                          liveTask.leaseSlot = undefined
-                        }),
-                        leases.release(workdir.slot)
+                    // Timed as one acquisition whose exit is classified once (metric + staging).
+                    yield* Effect.gen(function* () {
+                      yield* Effect.acquireRelease(leases.acquire(workdir.slot, workdir.alias), () =>
+                        Effect.zipRight(
+                          Effect.sync(() => {
+                            liveTask.leaseSlot = undefined
+                          }),
+                          leases.release(workdir.slot)
+                        )
                       )
-                    )
-                    liveTask.leaseSlot = workdir.slot
-                    yield* guards.reconcileForeign(workdir.slot, workdir.alias)
+                      liveTask.leaseSlot = workdir.slot
+                      yield* guards.reconcileForeign(workdir.slot, workdir.alias)
+                    }).pipe(observations.leaseAcquisition(staging))
                   }
                   const attempt = yield* store
                     .insertTask(
@@ -227,6 +235,7 @@ export class Submission extends Effect.Service<Submission>()("@serverfs/bridge/S
                     .pipe(Effect.either)
                   if (Either.isLeft(attempt)) return attempt
                   inserted = true
+                  yield* observations.admitted(staging, attempt.right)
                   if (profile === "workspace-write") {
                     yield* guards
                       .publishScoped(attempt.right, () => liveTask.providerStopped)

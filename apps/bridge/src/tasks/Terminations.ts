@@ -15,6 +15,7 @@ import { TaskStore, type TransitionPatch } from "@serverfs/store"
 import { AuditLog } from "@serverfs/telemetry-local"
 import { Effect, Option } from "effect"
 import { BridgeSettingsTag } from "../BridgeSettingsTag.js"
+import { TaskObservations } from "../diagnostics/TaskObservations.js"
 import { RuntimeRegistry } from "../RuntimeRegistry.js"
 import { LiveTaskRegistry } from "./LiveTasks.js"
 import { TaskEvents } from "./TaskEvents.js"
@@ -52,6 +53,7 @@ export class Terminations extends Effect.Service<Terminations>()("@serverfs/brid
     const audit = yield* AuditLog
     const registry = yield* RuntimeRegistry
     const settings = yield* BridgeSettingsTag
+    const observations = yield* TaskObservations
     const { workdirs } = yield* Configuration
     // Messages only: every configured root becomes <workdir>, any other absolute path <path>.
     const messages = new HostPathRedaction(
@@ -96,7 +98,10 @@ export class Terminations extends Effect.Service<Terminations>()("@serverfs/brid
                 task_id: taskId,
                 status: to,
                 error_code: patch.error_code ?? undefined
-              })
+              }),
+              // Spec v0.22 §9.3: the terminal metric and the one seal, from this same applied
+              // transition. Fail-open: neither can change the boolean returned below.
+              observations.terminal(result, to)
             ],
             { discard: true }
           )

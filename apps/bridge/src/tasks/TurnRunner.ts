@@ -13,6 +13,7 @@ import { Configuration, type Workdir } from "@serverfs/policy"
 import { type TaskRecord, TaskStore } from "@serverfs/store"
 import { leaseHolderMutations } from "@serverfs/workspace"
 import { Effect, Exit, Schema, Scope } from "effect"
+import { TaskObservations } from "../diagnostics/TaskObservations.js"
 import { BridgeLeases } from "../leases/BridgeLeases.js"
 import { InteractionBroker } from "./InteractionBroker.js"
 import { type LiveTask, LiveTaskRegistry } from "./LiveTasks.js"
@@ -72,6 +73,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("@serverfs/bridge/T
     const broker = yield* InteractionBroker
     const results = yield* ResultPublisher
     const leases = yield* BridgeLeases
+    const observations = yield* TaskObservations
     const { workdirs } = yield* Configuration
     const allRoots = workdirs.map((w) => w.hostPath)
     const fairness = makeFairness()
@@ -130,8 +132,12 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("@serverfs/bridge/T
       Effect.gen(function* () {
         const redaction = new HostPathRedaction(workdir.hostPath, allRoots)
         if (!(yield* terminations.advance(task.task_id, "starting"))) return // cancelled while queued
+        // Spec v0.22 §9.2: the queue wait ends at the committed start; the runtime start is the
+        // bridge-owned dispatch up to `running`; then the provider's first execution stretch.
+        yield* observations.started(task.task_id)
         yield* events.append(task.task_id, "task.started", { runtime: task.runtime })
         if (!(yield* terminations.advance(task.task_id, "running"))) return
+        yield* observations.running(task.task_id)
         liveTask.providerStopped = false
         const outcome = yield* adapter
           .run(
@@ -149,6 +155,8 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("@serverfs/bridge/T
           )
           .pipe(Effect.either)
         liveTask.providerStopped = true
+        // Finalization: from the provider's return (or failure) to the terminal transition.
+        yield* observations.providerReturned(task.task_id, outcome._tag === "Right")
         if (outcome._tag === "Right") yield* results.publish(task.task_id, outcome.right.finalText, redaction)
         // The provider's message is redacted by `terminate`, whichever adapter produced it.
         else yield* terminations.terminate(task.task_id, outcome.left)

@@ -3,24 +3,33 @@
  * directories, a real SQLite file and real lock files. Configuration comes from a map instead of
  * the environment; audit lines go to memory. `adapters` replaces the runtime registry, for
  * provider shapes the scripted runtime never produces; `leases` wraps the real writer leases, for
- * lock-directory failures a test cannot cause on disk as root.
+ * lock-directory failures a test cannot cause on disk as root; `observation` swaps the
+ * diagnostics recorder or the metric projection, for fault injection.
  */
 import type { ProviderAdapter } from "@serverfs/adapters"
 import type { RuntimeInfo } from "@serverfs/domain"
 import { Configuration, WorkdirRegistry } from "@serverfs/policy"
 import { type BridgeClientService, makeBridgeClient, serveRpc } from "@serverfs/rpc"
-import { AuditLog, AuditSink } from "@serverfs/telemetry-local"
+import { AuditLog, AuditSink, type DiagnosticsRecorder } from "@serverfs/telemetry-local"
 import { WorkdirRoots } from "@serverfs/workspace"
 import { ConfigProvider, Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
 import {
   BridgeLeases,
   BridgeSettingsTag,
+  MetricProjection,
+  type MetricProjectionService,
   RuntimeRegistry,
   rpcHandlers,
   StoreFromSettings,
   TaskPlaneLayer,
-  TaskService
+  TaskService,
+  taskPlaneWith
 } from "../../src/index.js"
+
+export interface ObservationOverrides {
+  readonly recorder?: Layer.Layer<DiagnosticsRecorder>
+  readonly metrics?: MetricProjectionService
+}
 
 export const registryOf = (adapters: ReadonlyArray<ProviderAdapter>): Layer.Layer<RuntimeRegistry> =>
   Layer.succeed(
@@ -35,7 +44,8 @@ export const registryOf = (adapters: ReadonlyArray<ProviderAdapter>): Layer.Laye
 export const inProcessBridge = (
   env: Readonly<Record<string, string>>,
   adapters?: ReadonlyArray<ProviderAdapter>,
-  leases?: (real: BridgeLeases) => BridgeLeases
+  leases?: (real: BridgeLeases) => BridgeLeases,
+  observation: ObservationOverrides = {}
 ) => {
   const leasesLayer =
     leases === undefined
@@ -43,7 +53,8 @@ export const inProcessBridge = (
       : Layer.effect(BridgeLeases, Effect.map(BridgeLeases, leases)).pipe(Layer.provide(BridgeLeases.Default))
   const audit = AuditSink.memory()
   // The production task plane; only the leaves (runtimes, leases, configuration, audit) differ.
-  const layer = TaskPlaneLayer.pipe(
+  const plane = observation.recorder === undefined ? TaskPlaneLayer : taskPlaneWith(observation.recorder)
+  const layer = plane.pipe(
     Layer.provideMerge(adapters === undefined ? RuntimeRegistry.Default : registryOf(adapters)),
     Layer.provideMerge(leasesLayer),
     Layer.provideMerge(StoreFromSettings),
@@ -52,6 +63,9 @@ export const inProcessBridge = (
     Layer.provideMerge(AuditLog.Default),
     Layer.provideMerge(BridgeSettingsTag.layer),
     Layer.provideMerge(Configuration.Default),
+    Layer.provide(
+      observation.metrics === undefined ? Layer.empty : Layer.succeed(MetricProjection, observation.metrics)
+    ),
     Layer.provide(audit.layer),
     Layer.provide(Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env)))))
   )
@@ -71,9 +85,10 @@ export interface InProcessServer {
 export const serveInProcess = async (
   env: Readonly<Record<string, string>>,
   socketPath: string,
-  adapters: ReadonlyArray<ProviderAdapter>
+  adapters: ReadonlyArray<ProviderAdapter>,
+  observation: ObservationOverrides = {}
 ): Promise<InProcessServer> => {
-  const { layer, auditLines } = inProcessBridge(env, adapters)
+  const { layer, auditLines } = inProcessBridge(env, adapters, undefined, observation)
   const runtime = ManagedRuntime.make(layer)
   const scope = Effect.runSync(Scope.make())
   try {
