@@ -9,6 +9,7 @@ import { ResultSpool } from "./ResultSpool.js"
 import { makeRetention } from "./Retention.js"
 import { forceDatabaseModes, prepareStateDirectory } from "./StateDirectory.js"
 import { makeStoreContext } from "./StoreContext.js"
+import { makeTaskListing } from "./TaskListing.js"
 import { makeTaskRows } from "./TaskRows.js"
 import type { TaskStoreShape } from "./TaskStoreShape.js"
 
@@ -41,6 +42,7 @@ const makeStore = Effect.gen(function* () {
   const tasks = makeTaskRows(ctx, events)
   const requests = makePendingRequests(ctx, events)
   const retention = makeRetention(ctx, tasks)
+  const listing = makeTaskListing(ctx)
 
   /** `PRAGMA integrity_check`: `["ok"]` for a sound database. */
   const integrityCheck = () =>
@@ -55,6 +57,7 @@ const makeStore = Effect.gen(function* () {
     getTask: tasks.getTask,
     findByIdempotencyKey: tasks.findByIdempotencyKey,
     listNonTerminal: tasks.listNonTerminal,
+    listTasks: listing.listTasks,
     listTerminalTaskIdsOlderThan: tasks.listTerminalTaskIdsOlderThan,
     transition: tasks.transition,
     setNativeIds: tasks.setNativeIds,
