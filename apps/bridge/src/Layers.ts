@@ -6,6 +6,7 @@ import { Effect, Layer } from "effect"
 import { BridgeSettingsTag } from "./BridgeSettingsTag.js"
 import { InstanceLockLive } from "./InstanceLock.js"
 import { BridgeLeases } from "./leases/BridgeLeases.js"
+import { OperatorQueries } from "./operator/OperatorQueries.js"
 import { RuntimeRegistry } from "./RuntimeRegistry.js"
 import { InteractionBroker } from "./tasks/InteractionBroker.js"
 import { LiveTaskRegistry } from "./tasks/LiveTasks.js"
@@ -29,6 +30,7 @@ import { TurnRunner } from "./tasks/TurnRunner.js"
  * Its leaves (store, runtimes, leases, configuration, audit) are provided by the composition.
  */
 export const TaskPlaneLayer = TaskService.Default.pipe(
+  Layer.provideMerge(OperatorQueries.Default),
   Layer.provideMerge(Submission.Default),
   Layer.provideMerge(Recovery.Default),
   Layer.provideMerge(TurnRunner.Default),

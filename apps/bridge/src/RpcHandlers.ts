@@ -27,9 +27,9 @@ export const bridgeHandlers = (tasks: TaskService): BridgeHandlers => ({
     tasks.sendMessage(p.task_id, p.message).pipe(withinContract("task.message.send")),
   "task.cancel": (p) => tasks.cancel(p.task_id).pipe(withinContract("task.cancel")),
   // Issue 10 in progress: each of these is replaced by its service in the slice that builds it.
-  "task.list": () => Effect.dieMessage("task.list: not wired yet"),
-  "lease.list": () => Effect.dieMessage("lease.list: not wired yet"),
-  "lease.recover": () => Effect.dieMessage("lease.recover: not wired yet"),
+  "task.list": (p) => tasks.listTasks(p).pipe(withinContract("task.list")),
+  "lease.list": () => tasks.listLeases().pipe(withinContract("lease.list")),
+  "lease.recover": (p) => tasks.recoverGuard(p.slot, p.force ?? false).pipe(withinContract("lease.recover")),
   "diagnostics.snapshot": () => Effect.dieMessage("diagnostics.snapshot: not wired yet"),
   "diagnostics.task": () => Effect.dieMessage("diagnostics.task: not wired yet"),
   "metrics.snapshot": () => Effect.dieMessage("metrics.snapshot: not wired yet")

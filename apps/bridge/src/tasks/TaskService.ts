@@ -1,5 +1,6 @@
 import type { Answer, RuntimeInfo } from "@serverfs/domain"
 import { Effect, type Stream } from "effect"
+import { OperatorQueries } from "../operator/OperatorQueries.js"
 import { RuntimeRegistry } from "../RuntimeRegistry.js"
 import { InteractionBroker } from "./InteractionBroker.js"
 import { Recovery } from "./Recovery.js"
@@ -26,6 +27,7 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
     const retention = yield* Retention
     const registry = yield* RuntimeRegistry
     const feed = yield* TaskStatusFeed
+    const operator = yield* OperatorQueries
 
     return {
       submit: submission.submit,
@@ -51,7 +53,11 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
       collectGarbage: retention.collectGarbage,
       reconcileAtStartup: recovery.reconcileAtStartup,
       /** Every status change from the moment of subscription (tests and long polling wait on it). */
-      statusChanges: feed.changes satisfies Stream.Stream<StatusChange>
+      statusChanges: feed.changes satisfies Stream.Stream<StatusChange>,
+      // The operator CLI's methods (issue 10).
+      listTasks: operator.listTasks,
+      listLeases: operator.listLeases,
+      recoverGuard: operator.recoverGuard
     } as const
   })
 }) {}
