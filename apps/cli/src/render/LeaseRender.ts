@@ -18,8 +18,9 @@ export const renderLeases = (style: StyleService, result: LeaseListResult): stri
         w.guard_task_id === null ? "-" : `${w.guard_task_id} (${w.guard_task_status ?? "unknown"})`
     }
   ])
-  const hint = result.workdirs.some((w) => w.guard !== "none")
-    ? `\n${style.warn("a guard blocks writes to its workdir until `serverfs recover SLOT` clears it")}`
+  // A live task's own guard is the normal state; a guard without its writer is what blocks.
+  const hint = result.workdirs.some((w) => w.guard !== "none" && w.lease !== "held")
+    ? `\n${style.warn("a guard without its writer blocks writes to its workdir: see `serverfs recover SLOT`")}`
     : ""
   return table + hint
 }

@@ -23,6 +23,8 @@ const SHOWN_FIELDS = new Set([
   "size_bytes",
   "bytes",
   "storage",
+  "result_storage",
+  "result_size_bytes",
   "phase",
   "item_id",
   "turn",
