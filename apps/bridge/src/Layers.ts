@@ -8,6 +8,7 @@ import { BridgeDiagnostics } from "./diagnostics/BridgeDiagnostics.js"
 import { TaskObservations } from "./diagnostics/TaskObservations.js"
 import { InstanceLockLive } from "./InstanceLock.js"
 import { BridgeLeases } from "./leases/BridgeLeases.js"
+import { OperatorQueries } from "./operator/OperatorQueries.js"
 import { RuntimeRegistry } from "./RuntimeRegistry.js"
 import { InteractionBroker } from "./tasks/InteractionBroker.js"
 import { LiveTaskRegistry } from "./tasks/LiveTasks.js"
@@ -31,6 +32,7 @@ import { TurnRunner } from "./tasks/TurnRunner.js"
  * Its leaves (store, runtimes, leases, configuration, audit) are provided by the composition.
  */
 const TaskPlaneServices = TaskService.Default.pipe(
+  Layer.provideMerge(OperatorQueries.Default),
   Layer.provideMerge(Submission.Default),
   Layer.provideMerge(Recovery.Default),
   Layer.provideMerge(TurnRunner.Default),

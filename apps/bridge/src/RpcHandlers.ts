@@ -1,5 +1,4 @@
 import { type BridgeHandlers, handlerOf, type RpcHandler, withinContract } from "@serverfs/rpc"
-import { Effect } from "effect"
 import { countedRpc } from "./diagnostics/RpcCallMetric.js"
 import type { TaskService } from "./tasks/TaskService.js"
 
@@ -27,10 +26,10 @@ export const bridgeHandlers = (tasks: TaskService): BridgeHandlers => ({
   "task.message.send": (p) =>
     tasks.sendMessage(p.task_id, p.message).pipe(withinContract("task.message.send")),
   "task.cancel": (p) => tasks.cancel(p.task_id).pipe(withinContract("task.cancel")),
-  // Issue 10 in progress: each of these is replaced by its service in the slice that builds it.
-  "task.list": () => Effect.dieMessage("task.list: not wired yet"),
-  "lease.list": () => Effect.dieMessage("lease.list: not wired yet"),
-  "lease.recover": () => Effect.dieMessage("lease.recover: not wired yet"),
+  // The operator CLI's methods (issue 10): on this socket behind its peer check; never an MCP tool.
+  "task.list": (p) => tasks.listTasks(p).pipe(withinContract("task.list")),
+  "lease.list": () => tasks.listLeases().pipe(withinContract("lease.list")),
+  "lease.recover": (p) => tasks.recoverGuard(p.slot, p.force ?? false).pipe(withinContract("lease.recover")),
   // Spec v0.22 §8.3: read-only, on this socket behind its peer check; never an MCP tool.
   "diagnostics.snapshot": () => tasks.diagnosticsSnapshot,
   "diagnostics.task": (p) => tasks.diagnosticsTask(p.task_id),

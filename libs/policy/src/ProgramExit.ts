@@ -29,7 +29,7 @@ export interface ProgramExit {
    * idle process alive. Without it a successful program lets the event loop drain (the CLI).
    */
   readonly exitOnSuccess: boolean
-  /** The exit code after SIGTERM/SIGINT: 0 for the servers (a clean stop); the CLI keeps 1. */
+  /** The exit code after SIGTERM/SIGINT: 0 for all three (a clean stop; for the CLI, e.g. ending `tasks events --follow`). */
   readonly interruptedExitCode: number
 }
 

@@ -101,12 +101,25 @@ const storedBytes = Effect.gen(function* () {
     ON tasks (completed_at, status, stored_bytes, result_storage, result_size_bytes, task_id)`
 })
 
+/**
+ * The operator's task listing (issue 10) reads newest first: an index on the creation order
+ * keeps `ORDER BY created_at DESC LIMIT n` a bounded index walk instead of a sort of the table.
+ */
+const taskListing = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`CREATE INDEX tasks_created ON tasks (created_at, task_id)`
+})
+
 /** What one event row costs beyond its payload and type: ids, timestamp, index entries. */
 export const EVENT_ROW_OVERHEAD_BYTES = 96
 
 export const MIGRATIONS_TABLE = "effect_sql_migrations"
 
-export const migrations = { "0001_initial": initial, "0002_stored_bytes": storedBytes }
+export const migrations = {
+  "0001_initial": initial,
+  "0002_stored_bytes": storedBytes,
+  "0003_task_listing": taskListing
+}
 
 /** Brings a database of any earlier version (or an empty one) to the current schema. */
 export const runMigrations = Migrator.make({})({

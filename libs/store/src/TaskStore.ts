@@ -10,6 +10,7 @@ import { makeRetention } from "./Retention.js"
 import { forceDatabaseModes, prepareStateDirectory } from "./StateDirectory.js"
 import { makeStoreContext } from "./StoreContext.js"
 import { makeTaskAge } from "./TaskAge.js"
+import { makeTaskListing } from "./TaskListing.js"
 import { makeTaskRows } from "./TaskRows.js"
 import type { TaskStoreShape } from "./TaskStoreShape.js"
 
@@ -43,6 +44,7 @@ const makeStore = Effect.gen(function* () {
   const requests = makePendingRequests(ctx, events)
   const retention = makeRetention(ctx, tasks)
   const age = makeTaskAge(ctx)
+  const listing = makeTaskListing(ctx)
 
   /** `PRAGMA integrity_check`: `["ok"]` for a sound database. */
   const integrityCheck = () =>
@@ -57,6 +59,7 @@ const makeStore = Effect.gen(function* () {
     getTask: tasks.getTask,
     findByIdempotencyKey: tasks.findByIdempotencyKey,
     listNonTerminal: tasks.listNonTerminal,
+    listTasks: listing.listTasks,
     listTerminalTaskIdsOlderThan: tasks.listTerminalTaskIdsOlderThan,
     hasTaskCreatedBefore: age.hasTaskCreatedBefore,
     transition: tasks.transition,

@@ -19,6 +19,7 @@ import type {
 import type { Effect, Either, Option } from "effect"
 import { EVENT_ROW_OVERHEAD_BYTES } from "./Migrations.js"
 import type { PendingRequestRecord } from "./PendingRequestRecord.js"
+import type { TaskListing, TaskListQuery } from "./TaskListing.js"
 import type { NewTask, TaskRecord, TransitionPatch } from "./TaskRecord.js"
 import { utf8Length } from "./Utf8.js"
 
@@ -124,6 +125,8 @@ export interface TaskStoreShape {
   readonly findByIdempotencyKey: (key: string) => Effect.Effect<Option.Option<TaskRecord>>
   /** Every queued, starting, running or waiting task, oldest first. */
   readonly listNonTerminal: () => Effect.Effect<ReadonlyArray<TaskRecord>>
+  /** The operator's listing: newest first, filtered, bounded by `limit` (TaskListing.ts). */
+  readonly listTasks: (query: TaskListQuery) => Effect.Effect<TaskListing>
   /** Terminal tasks with completed_at < cutoff, oldest first. */
   readonly listTerminalTaskIdsOlderThan: (cutoff: Instant) => Effect.Effect<ReadonlyArray<string>>
   /** Whether any task was created before `moment` (TaskAge.ts: the diagnostics generation probe). */

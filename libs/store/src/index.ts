@@ -28,6 +28,7 @@ export {
   prepareStateDirectory,
   type StatePaths
 } from "./StateDirectory.js"
+export { type TaskListing, type TaskListQuery, TaskListRow } from "./TaskListing.js"
 export {
   isTaskId,
   makeRequestId,

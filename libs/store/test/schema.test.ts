@@ -107,7 +107,8 @@ describe("migrations", () => {
             const applied = yield* rawRows(`SELECT migration_id, name FROM ${MIGRATIONS_TABLE}`)
             expect(applied).toEqual([
               { migration_id: 1, name: "initial" },
-              { migration_id: 2, name: "stored_bytes" }
+              { migration_id: 2, name: "stored_bytes" },
+              { migration_id: 3, name: "task_listing" }
             ])
             const mode = yield* rawRows("PRAGMA journal_mode")
             expect(mode[0]?.journal_mode).toBe("wal")
@@ -134,7 +135,7 @@ describe("migrations", () => {
           temp.stateDir,
           rawRows(`SELECT migration_id FROM ${MIGRATIONS_TABLE}`)
         )
-        expect(applied).toHaveLength(2)
+        expect(applied).toHaveLength(3)
       })
     )
   )

@@ -1,6 +1,7 @@
 import type { Answer, RuntimeInfo } from "@serverfs/domain"
 import { Effect, type Stream } from "effect"
 import { BridgeDiagnostics } from "../diagnostics/BridgeDiagnostics.js"
+import { OperatorQueries } from "../operator/OperatorQueries.js"
 import { RuntimeRegistry } from "../RuntimeRegistry.js"
 import { InteractionBroker } from "./InteractionBroker.js"
 import { Recovery } from "./Recovery.js"
@@ -28,6 +29,7 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
     const registry = yield* RuntimeRegistry
     const feed = yield* TaskStatusFeed
     const diagnostics = yield* BridgeDiagnostics
+    const operator = yield* OperatorQueries
 
     return {
       submit: submission.submit,
@@ -57,7 +59,11 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
       // Spec v0.22 §8: read-only views of the recorder and the metrics.
       diagnosticsSnapshot: diagnostics.snapshot,
       diagnosticsTask: diagnostics.task,
-      metricsSnapshot: diagnostics.metrics
+      metricsSnapshot: diagnostics.metrics,
+      // The operator CLI's methods (issue 10).
+      listTasks: operator.listTasks,
+      listLeases: operator.listLeases,
+      recoverGuard: operator.recoverGuard
     } as const
   })
 }) {}
