@@ -1,8 +1,8 @@
-import { Cause, DateTime, Effect, Exit, Option } from "effect"
+import { Cause, DateTime, Effect, Exit } from "effect"
 import {
   configurationErrorAuditLine,
   configurationErrorLine,
-  configurationErrorOf
+  configurationErrorsOf
 } from "./ConfigurationError.js"
 
 /**
@@ -48,11 +48,13 @@ export const withExitCode = <E, R>(
         ? Effect.interrupt
         : Effect.gen(function* () {
             const now = yield* DateTime.now
-            const config = configurationErrorOf(cause)
-            if (Option.isSome(config)) {
-              yield* write(configurationErrorLine(config.value))
-              if (policy.auditConfigurationErrors)
-                yield* write(configurationErrorAuditLine(config.value, DateTime.toDateUtc(now)))
+            const errors = configurationErrorsOf(cause)
+            if (errors.length > 0) {
+              for (const error of errors) {
+                yield* write(configurationErrorLine(error))
+                if (policy.auditConfigurationErrors)
+                  yield* write(configurationErrorAuditLine(error, DateTime.toDateUtc(now)))
+              }
               return EXIT_CONFIGURATION
             }
             yield* write(policy.otherFailure?.(cause, now))
