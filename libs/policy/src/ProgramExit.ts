@@ -1,4 +1,4 @@
-import { Cause, DateTime, Effect, Exit } from "effect"
+import { Cause, Data, DateTime, Effect, Exit, Option } from "effect"
 import {
   configurationErrorAuditLine,
   configurationErrorLine,
@@ -33,6 +33,12 @@ export interface ProgramExit {
   readonly interruptedExitCode: number
 }
 
+/**
+ * A verdict a command has already printed, ending the program with its own exit code and no
+ * further output (`serverfs doctor`: 1 for a WARN, 2 for a FAIL).
+ */
+export class ExitWithCode extends Data.TaggedError("ExitWithCode")<{ readonly code: number }> {}
+
 const write = (text: string | undefined): Effect.Effect<void> =>
   text === undefined ? Effect.void : Effect.sync(() => void process.stderr.write(text))
 
@@ -47,6 +53,12 @@ export const withExitCode = <E, R>(
       Cause.isInterruptedOnly(cause)
         ? Effect.interrupt
         : Effect.gen(function* () {
+            const widened: Cause.Cause<unknown> = cause
+            const verdict = Option.filter(
+              Cause.failureOption(widened),
+              (e): e is ExitWithCode => e instanceof ExitWithCode
+            )
+            if (Option.isSome(verdict)) return verdict.value.code
             const now = yield* DateTime.now
             const errors = configurationErrorsOf(cause)
             if (errors.length > 0) {

@@ -113,6 +113,7 @@ export {
   EXIT_CONFIGURATION,
   EXIT_FAILURE,
   EXIT_OK,
+  ExitWithCode,
   exitTeardown,
   type ProgramExit,
   withExitCode
