@@ -146,6 +146,21 @@ describe("serverfs doctor", () => {
       )
   )
 
+  it.effect("a socket path too long for sun_path: FAIL socket path by the bridge's own rule", () =>
+    withTree((tree) =>
+      Effect.gen(function* () {
+        const env = {
+          ...agentStackEnv(tree),
+          SERVERFS_AGENT_BRIDGE_SOCKET: `${tree.base}/${"s".repeat(120)}/b.sock`
+        }
+        const socket = checkOf(yield* doctor(env, "--json"), "socket path")
+        expect(socket.status).toBe("FAIL")
+        expect(socket.detail).toBe("SERVERFS_AGENT_BRIDGE_SOCKET: the socket path is longer than 107 bytes")
+        expect(socket.fix).toMatch(/^set SERVERFS_AGENT_BRIDGE_SOCKET to an absolute, normalized path/)
+      })
+    )
+  )
+
   it.effect(
     "a workdir removed after it was configured: FAIL configuration with the servers' line, exit 2",
     () =>

@@ -40,7 +40,7 @@ const bridgeSide = (
   configuration: Parameters<typeof bridgeChecks>[0]
 ) =>
   Effect.gen(function* () {
-    const socket = socketPathCheck(global, bridge.peerGid)
+    const socket = yield* socketPathCheck(global, bridge.peerGid)
     const reached = yield* bridgeChecks(configuration)
     const lock = lockDirectoryCheck(global, bridge)
     const state = stateDirectoryCheck(bridge)

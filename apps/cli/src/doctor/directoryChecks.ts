@@ -1,6 +1,8 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import type { BridgeSettings, GlobalSettings } from "@serverfs/policy"
+import { socketName } from "@serverfs/rpc"
+import { Effect } from "effect"
 import { type CheckResult, fail, lstatOf, ownUid, pass, skip, warn } from "./Check.js"
 
 /**
@@ -11,8 +13,6 @@ import { type CheckResult, fail, lstatOf, ownUid, pass, skip, warn } from "./Che
  * space under the state directory, where results are spooled.
  */
 
-/** sun_path holds 108 bytes including the NUL (SocketPath.ts MAX_SOCKET_PATH_BYTES). */
-const MAX_SOCKET_PATH_BYTES = 107
 const GIB = 1024 ** 3
 const MIB = 1024 ** 2
 /** Below this the spool FAILs: a single maximal result (8 MiB) and the events of a few tasks. */
@@ -25,14 +25,9 @@ const notOwned = (what: string, variable: string): CheckResult =>
     `run doctor as the user serverfs-bridge runs as; the bridge refuses a ${variable} owned by anyone else`
   )
 
-export const socketPathCheck = (global: GlobalSettings, peerGid: number | null): CheckResult => {
+/** The directory and the entry at the name, once the path itself is acceptable. */
+const socketDirectoryCheck = (socket: string, peerGid: number | null): CheckResult => {
   const name = "socket path"
-  const socket = global.agentBridgeSocket
-  const fix = "set SERVERFS_AGENT_BRIDGE_SOCKET to an absolute, normalized path of at most 107 bytes"
-  if (!path.isAbsolute(socket) || path.resolve(socket) !== socket || socket === "/")
-    return fail(name, "SERVERFS_AGENT_BRIDGE_SOCKET is not an absolute, normalized file path", fix)
-  if (Buffer.byteLength(socket, "utf8") > MAX_SOCKET_PATH_BYTES)
-    return fail(name, `SERVERFS_AGENT_BRIDGE_SOCKET is longer than ${MAX_SOCKET_PATH_BYTES} bytes`, fix)
   const directory = lstatOf(path.dirname(socket))
   if (directory === "missing")
     return warn(
@@ -69,6 +64,18 @@ export const socketPathCheck = (global: GlobalSettings, peerGid: number | null):
     )
   return pass(name, "absolute, short enough; directory private and not writable by others")
 }
+
+/** The path by the bridge's own rule (libs/rpc socketName), then its directory and entry. */
+export const socketPathCheck = (global: GlobalSettings, peerGid: number | null): Effect.Effect<CheckResult> =>
+  Effect.match(socketName(global.agentBridgeSocket), {
+    onFailure: (refused) =>
+      fail(
+        "socket path",
+        `SERVERFS_AGENT_BRIDGE_SOCKET: ${refused.message}`,
+        "set SERVERFS_AGENT_BRIDGE_SOCKET to an absolute, normalized path of at most 107 bytes"
+      ),
+    onSuccess: () => socketDirectoryCheck(global.agentBridgeSocket, peerGid)
+  })
 
 /** The lock or state directory: exists, real, owned by us, permissions no looser than the bridge's. */
 const privateDirectory = (
