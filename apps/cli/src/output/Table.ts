@@ -16,7 +16,8 @@ const isControl = (c: string): boolean => {
   return code < 0x20 || (code >= 0x7f && code <= 0x9f)
 }
 
-export const printable = (text: string): string => Array.from(text, (c) => (isControl(c) ? "?" : c)).join("")
+export const printable = (text: string): string =>
+  Array.from(text, (c) => (isControl(c) ? "?" : c)).join("")
 
 const width = (text: string): number => [...text].length
 
