@@ -14,8 +14,9 @@ import { type LocateDirectory, locateDirectory } from "./WorkdirOverlap.js"
  * Everything `serverfs config check` (and the configuration check of `serverfs doctor`) reports:
  * every problem at once, each as the servers would word it; the effective value of every global
  * and bridge setting with where it came from; warnings that do not stop a server. Host paths of
- * workdirs stay out (aliases and slots only); the env file's path and the bridge's own
- * directories are the operator's settings and are shown.
+ * workdirs stay out (aliases and slots only); the env file's path and the bridge's own paths
+ * (directories, Codex home, runtime binaries) are the operator's settings and are shown. A value
+ * in error or not understood is never echoed.
  */
 export type SettingSource = "env" | "file" | "default" | "fallback"
 
