@@ -1,36 +1,26 @@
 #!/usr/bin/env node
 import * as NodeContext from "@effect/platform-node/NodeContext"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
-import {
-  Configuration,
-  EnvironmentConfigProvider,
-  EXIT_OK,
-  exitTeardown,
-  type ProgramExit,
-  withExitCode
-} from "@serverfs/policy"
-import { Effect, Layer, Ref } from "effect"
-import { BridgeConnection } from "./BridgeConnection.js"
+import { EXIT_OK, exitTeardown, type ProgramExit, withExitCode } from "@serverfs/policy"
+import { Effect, Layer } from "effect"
 import { runCli } from "./Cli.js"
-import { CommandFailed } from "./output/Failure.js"
 import { Style } from "./output/Style.js"
 
 /**
- * serverfs: the operator CLI. Exit codes, the same for every command:
+ * serverfs: the operator CLI. Exit codes, the same for every command (libs/policy ProgramExit):
  * - 0: ok — and after Ctrl-C/SIGTERM, the operator's own stop (e.g. ending `tasks events --follow`);
  * - 1: an error — a bridge error code (`serverfs: CODE: message` on stderr, or
- *   `{"error":{"code","message"}}` on stdout with --json), a usage error, anything else;
- * - 2: a configuration error (one line naming the variable, as the servers print it);
+ *   `{"error":{"code","message"}}` on stdout with --json), a usage error (an unknown subcommand,
+ *   option or argument is refused by @effect/cli), anything else; `doctor`: a WARN;
+ * - 2: a configuration error (one line per problem naming the variable, as the servers print
+ *   them); `doctor`: a FAIL;
  * - 3: the bridge cannot be reached (AGENT_BRIDGE_UNAVAILABLE; `diagnostics task` then prints
  *   its `bridge_unavailable` disposition).
- * A command that failed has already printed why (output/Failure.ts); CommandFailed carries only
- * its exit code here.
+ * A command that failed has already printed why and ends with ExitWithCode. The configuration is
+ * not provided here but by the commands that need it (Cli.ts), so --help, --version,
+ * `config check` and `doctor` still work when it is broken.
  */
-const ConfigurationLive = Configuration.Default.pipe(Layer.provide(EnvironmentConfigProvider(process.env)))
-
-const MainLive = Layer.mergeAll(NodeContext.layer, Style.fromProcess, BridgeConnection).pipe(
-  Layer.provideMerge(ConfigurationLive)
-)
+const MainLive = Layer.mergeAll(NodeContext.layer, Style.fromProcess)
 
 const exitPolicy: ProgramExit = {
   auditConfigurationErrors: false,
@@ -38,19 +28,7 @@ const exitPolicy: ProgramExit = {
   interruptedExitCode: EXIT_OK
 }
 
-const program = Effect.flatMap(Ref.make(EXIT_OK), (failedWith) =>
-  withExitCode(
-    Effect.provide(runCli(process.argv), MainLive).pipe(
-      Effect.catchIf(
-        (error): error is CommandFailed => error instanceof CommandFailed,
-        (failed) => Ref.set(failedWith, failed.exitCode)
-      )
-    ),
-    exitPolicy
-  ).pipe(Effect.flatMap((code) => (code === EXIT_OK ? Ref.get(failedWith) : Effect.succeed(code))))
-)
-
-NodeRuntime.runMain(program, {
+NodeRuntime.runMain(withExitCode(Effect.provide(runCli(process.argv), MainLive), exitPolicy), {
   disableErrorReporting: true,
   teardown: exitTeardown(exitPolicy)
 })

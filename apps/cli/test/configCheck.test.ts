@@ -1,13 +1,15 @@
 import { spawnSync } from "node:child_process"
-import { writeFileSync } from "node:fs"
+import { chmodSync, mkdirSync, writeFileSync } from "node:fs"
 import { expect, layer } from "@effect/vitest"
 import { cliMain, SharedTempTree } from "@serverfs/testkit"
 import { Effect } from "effect"
 
 /** `serverfs config check` validates exactly what serverfs-mcp would, without printing host paths. */
 
-const run = (env: Record<string, string>) =>
-  spawnSync(process.execPath, [cliMain, "config", "check"], {
+const asRoot = process.getuid?.() === 0
+
+const run = (env: Record<string, string>, ...extra: ReadonlyArray<string>) =>
+  spawnSync(process.execPath, [cliMain, "config", "check", ...extra], {
     env: { PATH: process.env.PATH ?? "/usr/bin", ...env },
     encoding: "utf8",
     timeout: 30_000
@@ -52,9 +54,11 @@ layer(SharedTempTree.layer())("serverfs config check", (it) => {
         expect(result.stdout).toContain(
           "warning: 2 variable(s) that ServerFS does not read (misspelled?): SERVERFS_MAX_READ_BYTE, WORKDIR_1_READ_ONLY"
         )
-        expect(result.stdout).not.toContain("1000")
-        // A clean configuration has no warning line.
-        expect(run({ WORKDIR_01_ALIAS: "docs", WORKDIR_01_PATH: tree.root }).stdout).not.toContain("warning")
+        expect(result.stdout).not.toContain("=1000")
+        // A clean configuration has no such warning line.
+        expect(run({ WORKDIR_01_ALIAS: "docs", WORKDIR_01_PATH: tree.root }).stdout).not.toContain(
+          "misspelled"
+        )
       })
   )
 
@@ -80,7 +84,8 @@ layer(SharedTempTree.layer())("serverfs config check", (it) => {
       writeFileSync(envFile, "WORKDIR_01_ALIAS=docs\nstray\nSERVERFS_EXTRA_DENY_GLOBS=normal.txt\n")
       const result = run({ WORKDIR_01_PATH: tree.root, SERVERFS_ENV_FILE: envFile })
       expect(result.status).toBe(2)
-      expect(result.stdout).toBe("")
+      expect(result.stdout).toContain("configuration has 1 error(s), listed on stderr")
+      expect(result.stdout).not.toContain("configuration ok")
       expect(result.stderr).toBe(
         'ServerFS: configuration error: SERVERFS_ENV_FILE: line 2: not a NAME=value line (no "=")\n'
       )
@@ -134,6 +139,165 @@ layer(SharedTempTree.layer())("serverfs config check", (it) => {
       expect(bad.stderr).toBe(
         "ServerFS: configuration error: SERVERFS_AGENT_TASK_TIMEOUT_SECONDS: expected a positive integer\n"
       )
+    })
+  )
+
+  it.effect(
+    "every problem at once: env file lines, variables and workdirs, each as the server's line, in order",
+    () =>
+      Effect.gen(function* () {
+        const tree = yield* SharedTempTree
+        const envFile = `${tree.base}/many.env`
+        writeFileSync(envFile, "WORKDIR_01_ALIAS=docs\nstray\nSERVERFS_MAX_READ_BYTES=-5\nbad name=1\n")
+        const result = run({
+          SERVERFS_ENV_FILE: envFile,
+          WORKDIR_01_PATH: tree.root,
+          WORKDIR_01_READ_ONLY: "nah",
+          WORKDIR_02_ALIAS: "nopath"
+        })
+        expect(result.status).toBe(2)
+        expect(result.stderr.split("\n").filter((l) => l !== "")).toEqual([
+          'ServerFS: configuration error: SERVERFS_ENV_FILE: line 2: not a NAME=value line (no "=")',
+          'ServerFS: configuration error: SERVERFS_ENV_FILE: line 4: not a NAME=value line (the name is invalid or not directly before "=")',
+          "ServerFS: configuration error: SERVERFS_MAX_READ_BYTES: expected a positive integer",
+          "ServerFS: configuration error: WORKDIR_01_READ_ONLY: expected one of true/false/1/0/yes/no/on/off",
+          "ServerFS: configuration error: WORKDIR_02_PATH: is required when WORKDIR_02_ALIAS is set"
+        ])
+        expect(result.stdout).toContain("configuration has 5 error(s)")
+        expect(result.stdout).toMatch(/^SERVERFS_MAX_READ_BYTES +\(error\) +file$/m)
+        // The env file's path is the operator's own setting; the workdir's host path stays out.
+        expect(result.stdout).toContain(`env file: ${envFile}`)
+        expect(result.stdout).not.toContain(tree.root)
+      })
+  )
+
+  it.effect("a lenient setting that fell back says so (source fallback, and a warning); exit stays 0", () =>
+    Effect.gen(function* () {
+      const tree = yield* SharedTempTree
+      const result = run({
+        WORKDIR_01_ALIAS: "docs",
+        WORKDIR_01_PATH: tree.root,
+        SERVERFS_DEFAULT_LIST_LIMIT: "lots",
+        SERVERFS_LOG_LEVEL: "loud",
+        SERVERFS_MAX_LIST_ENTRIES: "200"
+      })
+      expect(result.status).toBe(0)
+      expect(result.stdout).toMatch(/^SERVERFS_DEFAULT_LIST_LIMIT +100 +fallback$/m)
+      expect(result.stdout).toMatch(/^SERVERFS_LOG_LEVEL +INFO +fallback$/m)
+      expect(result.stdout).toMatch(/^SERVERFS_MAX_LIST_ENTRIES +200 +env$/m)
+      expect(result.stdout).toMatch(/^SERVERFS_MAX_SEARCH_RESULTS +100 +default$/m)
+      expect(result.stdout).toContain(
+        "warning: SERVERFS_DEFAULT_LIST_LIMIT: not understood; the default 100 is used instead"
+      )
+      // The value that was not understood is not echoed.
+      expect(result.stdout).not.toContain("lots")
+    })
+  )
+
+  it.effect("warnings, not errors: zero workdirs, a workdir at /, running as root", () =>
+    Effect.sync(() => {
+      const none = run({})
+      expect(none.status).toBe(0)
+      expect(none.stdout).toContain("warning: no workdir is configured")
+      expect(none.stdout.includes("warning: running as root (uid 0)")).toBe(asRoot)
+      const root = run({ WORKDIR_01_ALIAS: "host", WORKDIR_01_PATH: "/" })
+      expect(root.status).toBe(0)
+      expect(root.stdout).toContain('warning: WORKDIR_01_PATH: workdir "host" is the filesystem root')
+      expect(root.stdout).not.toContain("no workdir")
+    })
+  )
+
+  it.effect("an unreadable SERVERFS_ENV_FILE is named with the reason (absent, a directory)", () =>
+    Effect.gen(function* () {
+      const tree = yield* SharedTempTree
+      const absent = run({ SERVERFS_ENV_FILE: `${tree.base}/absent.env` })
+      expect(absent.status).toBe(2)
+      expect(absent.stderr).toBe(
+        "ServerFS: configuration error: SERVERFS_ENV_FILE: the named file does not exist\n"
+      )
+      expect(absent.stdout).toContain(`env file: ${tree.base}/absent.env`)
+      const directory = `${tree.base}/env-dir`
+      mkdirSync(directory, { recursive: true })
+      const dir = run({ SERVERFS_ENV_FILE: directory })
+      expect(dir.status).toBe(2)
+      expect(dir.stderr).toBe(
+        "ServerFS: configuration error: SERVERFS_ENV_FILE: the named file is a directory\n"
+      )
+    })
+  )
+
+  it.effect.skipIf(asRoot)(
+    "an env file without read permission: permission denied (skipped as root: root reads any file)",
+    () =>
+      Effect.gen(function* () {
+        const tree = yield* SharedTempTree
+        const envFile = `${tree.base}/private.env`
+        writeFileSync(envFile, "WORKDIR_01_ALIAS=docs\n")
+        chmodSync(envFile, 0o000)
+        const result = run({ SERVERFS_ENV_FILE: envFile })
+        expect(result.status).toBe(2)
+        expect(result.stderr).toBe(
+          "ServerFS: configuration error: SERVERFS_ENV_FILE: the named file cannot be read: permission denied\n"
+        )
+      })
+  )
+
+  it.effect("--json: one document with stable keys, also on errors (exit 2)", () =>
+    Effect.gen(function* () {
+      const tree = yield* SharedTempTree
+      const ok = run(
+        { WORKDIR_01_ALIAS: "docs", WORKDIR_01_PATH: tree.root, SERVERFS_DEFAULT_LIST_LIMIT: "x" },
+        "--json"
+      )
+      expect(ok.status).toBe(0)
+      const doc = JSON.parse(ok.stdout)
+      expect(Object.keys(doc)).toEqual([
+        "ok",
+        "envFile",
+        "errors",
+        "warnings",
+        "settings",
+        "workdirs",
+        "unknownVariables"
+      ])
+      expect(doc.ok).toBe(true)
+      expect(doc.envFile).toBeNull()
+      expect(doc.errors).toEqual([])
+      expect(doc.workdirs).toEqual([
+        { slot: "01", alias: "docs", readOnly: true, agentMode: "disabled", agentRuntimes: [] }
+      ])
+      for (const setting of doc.settings)
+        expect(Object.keys(setting)).toEqual(["variable", "value", "source"])
+      expect(doc.settings).toContainEqual({
+        variable: "SERVERFS_DEFAULT_LIST_LIMIT",
+        value: "100",
+        source: "fallback"
+      })
+      expect(doc.settings).toContainEqual({
+        variable: "SERVERFS_MAX_READ_LINES",
+        value: "500",
+        source: "default"
+      })
+      expect(doc.warnings).toContainEqual({
+        variable: "SERVERFS_DEFAULT_LIST_LIMIT",
+        message: "not understood; the default 100 is used instead"
+      })
+      expect(ok.stdout).not.toContain(tree.root)
+
+      const bad = run(
+        { WORKDIR_01_ALIAS: "docs", WORKDIR_01_PATH: tree.root, WORKDIR_01_READ_ONLY: "nah" },
+        "--json"
+      )
+      expect(bad.status).toBe(2)
+      const failed = JSON.parse(bad.stdout)
+      expect(failed.ok).toBe(false)
+      expect(failed.workdirs).toEqual([])
+      expect(failed.errors).toEqual([
+        {
+          variable: "WORKDIR_01_READ_ONLY",
+          message: "WORKDIR_01_READ_ONLY: expected one of true/false/1/0/yes/no/on/off"
+        }
+      ])
     })
   )
 })

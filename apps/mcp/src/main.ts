@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+import { createRequire } from "node:module"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
 import {
@@ -8,6 +9,7 @@ import {
   type ProgramExit,
   withExitCode
 } from "@serverfs/policy"
+import { handleProgramArguments } from "@serverfs/policy/ProgramArguments"
 import { AuditLog, AuditSink, JsonLoggerLive } from "@serverfs/telemetry-local"
 import { DateTime, Effect, Layer } from "effect"
 import { McpServerLayer } from "./Layers.js"
@@ -59,8 +61,21 @@ const exitPolicy: ProgramExit = {
     `${JSON.stringify({ timestamp: DateTime.formatIso(now), level: "ERROR", event: "startup_failed", reason: "unexpected failure" })}\n`
 }
 
-NodeRuntime.runMain(withExitCode(program.pipe(Effect.provide(MainLive)), exitPolicy), {
-  disablePrettyLogger: true,
-  disableErrorReporting: true,
-  teardown: exitTeardown(exitPolicy)
+// --help/--version print and exit 0, any other argument exits 2 (`serverfs-mcp /srv/docs` once
+// started with zero workdirs): decided before the configuration is read or a frame is served.
+// stdout is protocol-only for a running server; these outputs happen only when none starts.
+const { version } = createRequire(import.meta.url)("../package.json") as { readonly version: string }
+const start = handleProgramArguments({
+  name: "serverfs-mcp",
+  version,
+  description:
+    "The ServerFS MCP server: serves the configured workdirs to one MCP client over stdio\n(stdout carries protocol frames only; logs are JSON lines on stderr)."
 })
+
+if (start) {
+  NodeRuntime.runMain(withExitCode(program.pipe(Effect.provide(MainLive)), exitPolicy), {
+    disablePrettyLogger: true,
+    disableErrorReporting: true,
+    teardown: exitTeardown(exitPolicy)
+  })
+}

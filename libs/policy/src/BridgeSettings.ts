@@ -3,7 +3,7 @@ import * as path from "node:path"
 import { RESULT_PREVIEW_BYTES } from "@serverfs/domain"
 import { Config, Effect, Either, Option } from "effect"
 import { ConfigurationError } from "./ConfigurationError.js"
-import { type Entry, parseEntries, type VariableDoc } from "./GlobalSettings.js"
+import { type Entry, parseEntriesAll, type VariableDoc } from "./GlobalSettings.js"
 import { isUnset, lenientFloat, type Parse, strictBool, strictInt } from "./Parsers.js"
 import type { Workdir } from "./Workdir.js"
 import { runtimeDirectoryProblem } from "./WorkdirOverlap.js"
@@ -348,27 +348,62 @@ export const bridgeVariableDocs = (): ReadonlyArray<VariableDoc> =>
     })
   )
 
-/** The bridge settings from the ambient ConfigProvider; the first bad value stops startup. */
-export const loadBridgeSettings: Effect.Effect<BridgeSettings, ConfigurationError> = Effect.gen(function* () {
+/**
+ * The bridge settings with every problem (`serverfs config check`), in the order the bridge
+ * checks them: each variable, the disk budget, then (given the workdirs) the state directory
+ * outside every workdir. A bad value stands at its default; a rule over a bad value is skipped.
+ */
+export const checkBridgeSettings = (
+  lookup: (variable: string) => string | undefined,
+  workdirs?: ReadonlyArray<Workdir>
+): { readonly settings: BridgeSettings; readonly problems: ReadonlyArray<ConfigurationError> } => {
+  const { value: settings, problems: parseProblems } = parseEntriesAll(BRIDGE_VARIABLES, lookup)
+  const problems = parseProblems.map((p) => new ConfigurationError(p))
+  const failed = (...entries: ReadonlyArray<Entry<unknown>>) =>
+    entries.some((e) => parseProblems.some((p) => p.variable === e.variable))
+  const V = BRIDGE_VARIABLES
+  // Every active task must be able to hold its largest result and some events within its share.
+  if (!failed(V.stateMaxBytes, V.maxActiveTasks, V.maxFinalResponseBytes, V.maxEventBytes)) {
+    const perTask = minimumBytesPerActiveTask(settings)
+    const least = settings.maxActiveTasks * perTask
+    if (settings.stateMaxBytes < least) {
+      problems.push(
+        new ConfigurationError({
+          variable: V.stateMaxBytes.variable,
+          problem: `must be at least ${least} (${perTask} per active task, SERVERFS_AGENT_MAX_ACTIVE_TASKS=${settings.maxActiveTasks}, SERVERFS_AGENT_MAX_FINAL_RESPONSE_BYTES=${settings.maxFinalResponseBytes})`
+        })
+      )
+    }
+  }
+  if (workdirs !== undefined && !failed(V.stateDir)) {
+    const inside = runtimeDirectoryProblem(
+      [{ variable: V.stateDir.variable, hostPath: settings.stateDir }],
+      workdirs
+    )
+    if (inside !== undefined) problems.push(inside)
+  }
+  return { settings, problems }
+}
+
+const readBridgeVariables = Effect.gen(function* () {
   const raw = new Map<string, string | undefined>()
   for (const entry of Object.values(BRIDGE_VARIABLES)) {
     const value = yield* Config.option(Config.string(entry.variable)).pipe(Effect.orDie)
     raw.set(entry.variable, Option.getOrUndefined(value))
   }
-  const parsed = parseEntries(BRIDGE_VARIABLES, (variable) => raw.get(variable))
-  if (Either.isLeft(parsed)) return yield* new ConfigurationError(parsed.left)
-  const settings = parsed.right
-  // Every active task must be able to hold its largest result and some events within its share.
-  const perTask = minimumBytesPerActiveTask(settings)
-  const least = settings.maxActiveTasks * perTask
-  if (settings.stateMaxBytes < least) {
-    return yield* new ConfigurationError({
-      variable: BRIDGE_VARIABLES.stateMaxBytes.variable,
-      problem: `must be at least ${least} (${perTask} per active task, SERVERFS_AGENT_MAX_ACTIVE_TASKS=${settings.maxActiveTasks}, SERVERFS_AGENT_MAX_FINAL_RESPONSE_BYTES=${settings.maxFinalResponseBytes})`
-    })
-  }
-  return settings
+  return raw
 })
+
+const firstProblem = (checked: ReturnType<typeof checkBridgeSettings>) => {
+  const first = checked.problems[0]
+  return first === undefined ? Effect.succeed(checked.settings) : Effect.fail(first)
+}
+
+/** The bridge settings from the ambient ConfigProvider; the first bad value stops startup. */
+export const loadBridgeSettings: Effect.Effect<BridgeSettings, ConfigurationError> = Effect.flatMap(
+  readBridgeVariables,
+  (raw) => firstProblem(checkBridgeSettings((variable) => raw.get(variable)))
+)
 
 /**
  * The bridge settings, with the state directory outside every workdir (WorkdirOverlap.ts); the
@@ -377,10 +412,6 @@ export const loadBridgeSettings: Effect.Effect<BridgeSettings, ConfigurationErro
 export const loadBridgeSettingsFor = (
   workdirs: ReadonlyArray<Workdir>
 ): Effect.Effect<BridgeSettings, ConfigurationError> =>
-  Effect.flatMap(loadBridgeSettings, (settings) => {
-    const inside = runtimeDirectoryProblem(
-      [{ variable: BRIDGE_VARIABLES.stateDir.variable, hostPath: settings.stateDir }],
-      workdirs
-    )
-    return inside === undefined ? Effect.succeed(settings) : Effect.fail(inside)
-  })
+  Effect.flatMap(readBridgeVariables, (raw) =>
+    firstProblem(checkBridgeSettings((variable) => raw.get(variable), workdirs))
+  )

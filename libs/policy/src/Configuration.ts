@@ -1,7 +1,7 @@
 import * as fs from "node:fs"
 import { Config, ConfigProvider, Effect, Either, Layer, Option } from "effect"
 import { ConfigurationError } from "./ConfigurationError.js"
-import { ENV_FILE_MAX_BYTES, envFileProblemText, parseEnvFile } from "./EnvFile.js"
+import { ENV_FILE_MAX_BYTES, envFileProblemText, parseEnvFileAll } from "./EnvFile.js"
 import {
   configurationVariableNames,
   parseServerConfiguration,
@@ -37,6 +37,23 @@ export class Configuration extends Effect.Service<Configuration>()("@serverfs/po
   })
 }) {}
 
+/** Why the named file could not be opened, by errno: the operator's next step differs for each. */
+const openProblem = (code: string | undefined): string => {
+  switch (code) {
+    case "ENOENT":
+      return "the named file does not exist"
+    case "ENOTDIR":
+      return "the named file does not exist (a parent on its path is not a directory)"
+    case "EACCES":
+    case "EPERM":
+      return "the named file cannot be read: permission denied"
+    case "ELOOP":
+      return "the named file cannot be read: too many symbolic links"
+    default:
+      return code === undefined ? "the named file cannot be read" : `the named file cannot be read (${code})`
+  }
+}
+
 /**
  * The whole env file, refused unless it is a regular file of at most ENV_FILE_MAX_BYTES. Opened
  * non-blocking so a FIFO cannot hang startup; read to one byte past the limit so a file that grows
@@ -46,11 +63,13 @@ const readEnvFile = (file: string): Either.Either<Buffer, string> => {
   let fd: number
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK)
-  } catch {
-    return Either.left("the named file cannot be read")
+  } catch (e) {
+    return Either.left(openProblem((e as NodeJS.ErrnoException).code))
   }
   try {
-    if (!fs.fstatSync(fd).isFile()) return Either.left("the named file is not a regular file")
+    const stat = fs.fstatSync(fd)
+    if (stat.isDirectory()) return Either.left("the named file is a directory")
+    if (!stat.isFile()) return Either.left("the named file is not a regular file")
     const buffer = Buffer.alloc(ENV_FILE_MAX_BYTES + 1)
     let length = 0
     for (;;) {
@@ -62,33 +81,63 @@ const readEnvFile = (file: string): Either.Either<Buffer, string> => {
       }
     }
     return Either.right(buffer.subarray(0, length))
-  } catch {
-    return Either.left("the named file cannot be read")
+  } catch (e) {
+    return Either.left(openProblem((e as NodeJS.ErrnoException).code))
   } finally {
     fs.closeSync(fd)
   }
 }
 
+/** Where the configuration's values come from, and every problem with the env file. */
+export interface EnvironmentSources {
+  /** The environment merged over the file's entries: what `Config` reads. */
+  readonly merged: ReadonlyMap<string, string>
+  /** The named file (trimmed), if SERVERFS_ENV_FILE is set. */
+  readonly envFile: string | undefined
+  /** The file's entries (the lines that parsed). */
+  readonly fromFile: ReadonlyMap<string, string>
+  readonly problems: ReadonlyArray<ConfigurationError>
+}
+
 /**
  * The process environment merged with the `.env` file named by SERVERFS_ENV_FILE (if any). A
- * variable set in the environment wins over the file, as with other .env tools. A named file
- * that cannot be read stops startup: silently running without it could drop a READ_ONLY line.
- * So does any line the strict grammar of EnvFile.ts does not accept, named by its line number.
+ * variable set in the environment wins over the file, as with other .env tools. Every problem
+ * with the file is listed (a file that cannot be read, each line the strict grammar of
+ * EnvFile.ts does not accept, named by its line number); the lines that parse still count.
+ */
+export const environmentSources = (env: NodeJS.ProcessEnv): EnvironmentSources => {
+  const merged = new Map<string, string>()
+  const problems: Array<ConfigurationError> = []
+  const raw = env[ENV_FILE_VARIABLE]
+  const file = raw === undefined || raw.trim() === "" ? undefined : raw.trim()
+  let fromFile: ReadonlyMap<string, string> = new Map()
+  if (file !== undefined) {
+    const problem = (text: string) => new ConfigurationError({ variable: ENV_FILE_VARIABLE, problem: text })
+    const content = readEnvFile(file)
+    if (Either.isLeft(content)) problems.push(problem(content.left))
+    else {
+      const parsed = parseEnvFileAll(content.right)
+      for (const p of parsed.problems) problems.push(problem(envFileProblemText(p)))
+      fromFile = parsed.entries
+    }
+  }
+  for (const [k, v] of fromFile) merged.set(k, v)
+  for (const [k, v] of Object.entries(env)) if (v !== undefined) merged.set(k, v)
+  return { merged, envFile: file, fromFile, problems }
+}
+
+/**
+ * The merged environment, or the env file's first problem: a named file that cannot be read
+ * stops startup (silently running without it could drop a READ_ONLY line), and so does any line
+ * of it the strict grammar refuses.
  */
 export const environmentWithEnvFile = (
   env: NodeJS.ProcessEnv
 ): Effect.Effect<ReadonlyMap<string, string>, ConfigurationError> =>
-  Effect.gen(function* () {
-    const merged = new Map<string, string>()
-    const file = env[ENV_FILE_VARIABLE]
-    if (file !== undefined && file.trim() !== "") {
-      const problem = (text: string) => new ConfigurationError({ variable: ENV_FILE_VARIABLE, problem: text })
-      const content = yield* Either.mapLeft(readEnvFile(file.trim()), problem)
-      const entries = yield* Either.mapLeft(parseEnvFile(content), (p) => problem(envFileProblemText(p)))
-      for (const [k, v] of entries) merged.set(k, v)
-    }
-    for (const [k, v] of Object.entries(env)) if (v !== undefined) merged.set(k, v)
-    return merged
+  Effect.suspend(() => {
+    const { merged, problems } = environmentSources(env)
+    const first = problems[0]
+    return first === undefined ? Effect.succeed(merged) : Effect.fail(first)
   })
 
 /** A layer that makes `Config` read the environment plus the optional .env file. */

@@ -15,11 +15,26 @@ export class ConfigurationError extends Data.TaggedError("ConfigurationError")<{
   }
 }
 
+/**
+ * Every configuration error at once (`serverfs config check`, which has already shown the rest of
+ * its report): the exit mapping prints one line per error, in order, and exits with code 2.
+ */
+export class ConfigurationErrors extends Data.TaggedError("ConfigurationErrors")<{
+  readonly errors: ReadonlyArray<ConfigurationError>
+}> {}
+
 /** The configuration error that stopped a program, if that is what stopped it. */
 export const configurationErrorOf = (cause: Cause.Cause<unknown>): Option.Option<ConfigurationError> =>
   Cause.failureOption(cause).pipe(
     Option.filter((e): e is ConfigurationError => e instanceof ConfigurationError)
   )
+
+/** The configuration errors that stopped a program: one, several, or none. */
+export const configurationErrorsOf = (cause: Cause.Cause<unknown>): ReadonlyArray<ConfigurationError> =>
+  Option.match(Cause.failureOption(cause), {
+    onNone: () => [],
+    onSome: (e) => (e instanceof ConfigurationError ? [e] : e instanceof ConfigurationErrors ? e.errors : [])
+  })
 
 /** The one stderr line every ServerFS program prints before exiting with code 2. */
 export const configurationErrorLine = (error: ConfigurationError): string =>

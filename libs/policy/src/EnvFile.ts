@@ -169,14 +169,21 @@ const parseLine = (line: string): readonly [string, string] | undefined => {
 }
 
 /**
- * The entries of an env file, or the first problem. Work is linear in the file size, which the
- * caller bounds with ENV_FILE_MAX_BYTES.
+ * The entries of an env file and every problem, in line order (`serverfs config check` lists them
+ * all). A bad line contributes no entry; a name set again keeps its first value. Work is linear in
+ * the file size, which the caller bounds with ENV_FILE_MAX_BYTES.
  */
-export const parseEnvFile = (bytes: Uint8Array): Either.Either<EnvFileEntries, EnvFileProblem> => {
-  if (bytes.length > ENV_FILE_MAX_BYTES) {
-    return Either.left({ line: 0, problem: `the file is larger than ${ENV_FILE_MAX_BYTES} bytes` })
-  }
+export const parseEnvFileAll = (
+  bytes: Uint8Array
+): { readonly entries: EnvFileEntries; readonly problems: ReadonlyArray<EnvFileProblem> } => {
   const entries = new Map<string, string>()
+  const problems: Array<EnvFileProblem> = []
+  if (bytes.length > ENV_FILE_MAX_BYTES) {
+    return {
+      entries,
+      problems: [{ line: 0, problem: `the file is larger than ${ENV_FILE_MAX_BYTES} bytes` }]
+    }
+  }
   const lineOf = new Map<string, number>()
   let start = bytes[0] === BOM[0] && bytes[1] === BOM[1] && bytes[2] === BOM[2] ? 3 : 0
   let lineNumber = 0
@@ -188,30 +195,41 @@ export const parseEnvFile = (bytes: Uint8Array): Either.Either<EnvFileEntries, E
     // CRLF: one CR right before the LF (or before the end of the file) belongs to the line break.
     if (end > start && bytes[end - 1] === CR) end--
     // Splitting at LF first is safe in UTF-8: 0x0A never occurs inside a multi-byte sequence.
+    const bytesOfLine = bytes.subarray(start, end)
+    start = next
     let line: string
     try {
-      line = decoder.decode(bytes.subarray(start, end))
+      line = decoder.decode(bytesOfLine)
     } catch {
-      return Either.left({ line: lineNumber, problem: "is not valid UTF-8" })
+      problems.push({ line: lineNumber, problem: "is not valid UTF-8" })
+      continue
     }
-    start = next
     let entry: readonly [string, string] | undefined
     try {
       entry = parseLine(line)
     } catch (e) {
-      if (e instanceof LineProblem) return Either.left({ line: lineNumber, problem: e.problem })
-      throw e
+      if (!(e instanceof LineProblem)) throw e
+      problems.push({ line: lineNumber, problem: e.problem })
+      continue
     }
     if (entry === undefined) continue
     const [name, value] = entry
     const first = lineOf.get(name)
     if (first !== undefined) {
-      return Either.left({ line: lineNumber, problem: `${name} is set again (first on line ${first})` })
+      problems.push({ line: lineNumber, problem: `${name} is set again (first on line ${first})` })
+      continue
     }
     lineOf.set(name, lineNumber)
     entries.set(name, value)
   }
-  return Either.right(entries)
+  return { entries, problems }
+}
+
+/** The entries of an env file, or its first problem (what stops a server). */
+export const parseEnvFile = (bytes: Uint8Array): Either.Either<EnvFileEntries, EnvFileProblem> => {
+  const { entries, problems } = parseEnvFileAll(bytes)
+  const first = problems[0]
+  return first === undefined ? Either.right(entries) : Either.left(first)
 }
 
 /** The text of a ConfigurationError about the file: `line 4: not a NAME=value line (no "=")`. */

@@ -86,3 +86,31 @@ export const parseEntries = <T>(
   // Every key of the table was assigned above.
   return Either.right(out as T)
 }
+
+/**
+ * The whole table with every problem, not only the first (`serverfs config check`): a variable
+ * that does not parse takes its default, so the checks that follow still have a value to work
+ * with, and is listed among the problems in table order. `parseEntries` is its first problem.
+ */
+export const parseEntriesAll = <T>(
+  entries: { readonly [K in keyof T]: Entry<T[K]> },
+  raw: (variable: string) => string | undefined
+): {
+  readonly value: T
+  readonly problems: ReadonlyArray<{ readonly variable: string; readonly problem: string }>
+} => {
+  const out: Partial<T> = {}
+  const problems: Array<{ readonly variable: string; readonly problem: string }> = []
+  for (const key of Object.keys(entries) as Array<keyof T>) {
+    const entry = entries[key]
+    const parsed = entry.parse(raw(entry.variable))
+    if (Either.isRight(parsed)) out[key] = parsed.right
+    else {
+      problems.push({ variable: entry.variable, problem: parsed.left })
+      // Unset is always accepted (the default), so this cannot fail.
+      out[key] = Either.getOrThrow(entry.parse(undefined))
+    }
+  }
+  // Every key of the table was assigned above.
+  return { value: out as T, problems }
+}

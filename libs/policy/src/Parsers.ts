@@ -60,23 +60,26 @@ export const strictFloatIn =
       : Either.left(`expected a number from ${min} to ${max}`)
   }
 
+/** A lenient int's own value, or undefined when it falls back (shared with fellBack). */
+const lenientIntValue = (text: string): number | undefined => {
+  const value = /^[+-]?\d+$/.test(text) ? Number(text) : Number.NaN
+  return Number.isSafeInteger(value) && value > 0 ? value : undefined
+}
+
+const lenientFloatValue = (text: string): number | undefined => {
+  const value = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text) ? Number(text) : Number.NaN
+  return Number.isFinite(value) && value > 0 ? value : undefined
+}
+
 export const lenientInt =
   (fallback: number): Parse<number> =>
-  (raw) => {
-    if (isUnset(raw)) return Either.right(fallback)
-    const text = raw.trim()
-    const value = /^[+-]?\d+$/.test(text) ? Number(text) : Number.NaN
-    return Either.right(Number.isSafeInteger(value) && value > 0 ? value : fallback)
-  }
+  (raw) =>
+    Either.right(isUnset(raw) ? fallback : (lenientIntValue(raw.trim()) ?? fallback))
 
 export const lenientFloat =
   (fallback: number): Parse<number> =>
-  (raw) => {
-    if (isUnset(raw)) return Either.right(fallback)
-    const text = raw.trim()
-    const value = /^[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?$/.test(text) ? Number(text) : Number.NaN
-    return Either.right(Number.isFinite(value) && value > 0 ? value : fallback)
-  }
+  (raw) =>
+    Either.right(isUnset(raw) ? fallback : (lenientFloatValue(raw.trim()) ?? fallback))
 
 export const strictBool =
   (fallback: boolean): Parse<boolean> =>
@@ -114,6 +117,29 @@ export type LogLevel = (typeof LOG_LEVELS)[number]
 export const logLevel: Parse<LogLevel> = (raw) => {
   const word = (raw ?? "").trim().toUpperCase()
   return Either.right((LOG_LEVELS as ReadonlyArray<string>).includes(word) ? (word as LogLevel) : "INFO")
+}
+
+/**
+ * Whether a set value of a lenient kind was not understood, so the setting fell back (to its
+ * default; a lenient bool to false): what `serverfs config check` reports as source "fallback"
+ * instead of leaving the operator to guess why a value had no effect. Strict kinds never fall
+ * back: a bad value is an error.
+ */
+export const fellBack = (kind: string, raw: string | undefined): boolean => {
+  if (isUnset(raw)) return false
+  const text = raw.trim()
+  switch (kind) {
+    case "lenient int":
+      return lenientIntValue(text) === undefined
+    case "lenient float":
+      return lenientFloatValue(text) === undefined
+    case "lenient bool":
+      return !TRUE_WORDS.has(text.toLowerCase()) && !FALSE_WORDS.has(text.toLowerCase())
+    case "log level":
+      return !(LOG_LEVELS as ReadonlyArray<string>).includes(text.toUpperCase())
+    default:
+      return false
+  }
 }
 
 /** An integer from min to max, 0 allowed (a count, not a size); anything else stops startup. */

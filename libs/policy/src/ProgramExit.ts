@@ -1,8 +1,8 @@
-import { Cause, DateTime, Effect, Exit, Option } from "effect"
+import { Cause, Data, DateTime, Effect, Exit, Option } from "effect"
 import {
   configurationErrorAuditLine,
   configurationErrorLine,
-  configurationErrorOf
+  configurationErrorsOf
 } from "./ConfigurationError.js"
 
 /**
@@ -33,6 +33,12 @@ export interface ProgramExit {
   readonly interruptedExitCode: number
 }
 
+/**
+ * A verdict a command has already printed, ending the program with its own exit code and no
+ * further output (`serverfs doctor`: 1 for a WARN, 2 for a FAIL).
+ */
+export class ExitWithCode extends Data.TaggedError("ExitWithCode")<{ readonly code: number }> {}
+
 const write = (text: string | undefined): Effect.Effect<void> =>
   text === undefined ? Effect.void : Effect.sync(() => void process.stderr.write(text))
 
@@ -47,12 +53,20 @@ export const withExitCode = <E, R>(
       Cause.isInterruptedOnly(cause)
         ? Effect.interrupt
         : Effect.gen(function* () {
+            const widened: Cause.Cause<unknown> = cause
+            const verdict = Option.filter(
+              Cause.failureOption(widened),
+              (e): e is ExitWithCode => e instanceof ExitWithCode
+            )
+            if (Option.isSome(verdict)) return verdict.value.code
             const now = yield* DateTime.now
-            const config = configurationErrorOf(cause)
-            if (Option.isSome(config)) {
-              yield* write(configurationErrorLine(config.value))
-              if (policy.auditConfigurationErrors)
-                yield* write(configurationErrorAuditLine(config.value, DateTime.toDateUtc(now)))
+            const errors = configurationErrorsOf(cause)
+            if (errors.length > 0) {
+              for (const error of errors) {
+                yield* write(configurationErrorLine(error))
+                if (policy.auditConfigurationErrors)
+                  yield* write(configurationErrorAuditLine(error, DateTime.toDateUtc(now)))
+              }
               return EXIT_CONFIGURATION
             }
             yield* write(policy.otherFailure?.(cause, now))

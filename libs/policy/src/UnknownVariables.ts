@@ -25,12 +25,15 @@ const known = (): ReadonlySet<string> =>
  */
 export const unknownVariables: Effect.Effect<ReadonlyArray<string>> = Effect.configProviderWith((provider) =>
   provider.flattened.enumerateChildren([]).pipe(
-    Effect.map((names) => {
-      const ours = known()
-      return [...HashSet.values(names)]
-        .filter((name) => PREFIXES.some((prefix) => name.startsWith(prefix)) && !ours.has(name))
-        .sort()
-    }),
+    Effect.map((names) => unknownVariableNames(HashSet.values(names))),
     Effect.orElseSucceed(() => [] as ReadonlyArray<string>)
   )
 )
+
+/** The same from a list of names (`serverfs config check` has the merged map itself). */
+export const unknownVariableNames = (names: Iterable<string>): ReadonlyArray<string> => {
+  const ours = known()
+  return [...names]
+    .filter((name) => PREFIXES.some((prefix) => name.startsWith(prefix)) && !ours.has(name))
+    .sort()
+}

@@ -11,6 +11,7 @@ export {
   BRIDGE_VARIABLES,
   type BridgeSettings,
   bridgeVariableDocs,
+  checkBridgeSettings,
   loadBridgeSettings,
   loadBridgeSettingsFor,
   MAX_CONNECTIONS_LIMIT,
@@ -26,14 +27,25 @@ export {
 export {
   Configuration,
   EnvironmentConfigProvider,
+  type EnvironmentSources,
+  environmentSources,
   environmentWithEnvFile
 } from "./Configuration.js"
 export {
   ConfigurationError,
+  ConfigurationErrors,
   configurationErrorAuditLine,
   configurationErrorLine,
   configurationErrorOf
 } from "./ConfigurationError.js"
+export {
+  type ConfigurationReport,
+  type ConfigurationWarning,
+  type InspectOptions,
+  inspectConfiguration,
+  type SettingReport,
+  type SettingSource
+} from "./ConfigurationReport.js"
 export {
   DenyPolicy,
   type PathPolicySettings,
@@ -44,7 +56,8 @@ export {
   type EnvFileEntries,
   type EnvFileProblem,
   envFileProblemText,
-  parseEnvFile
+  parseEnvFile,
+  parseEnvFileAll
 } from "./EnvFile.js"
 export {
   type CompiledPattern,
@@ -59,9 +72,11 @@ export {
   type Entry,
   type GlobalSettings,
   parseEntries,
+  parseEntriesAll,
   type VariableDoc
 } from "./GlobalSettings.js"
 export {
+  fellBack,
   globList,
   hostList,
   isUnset,
@@ -89,9 +104,16 @@ export {
   type PathGlob
 } from "./PathGlob.js"
 export {
+  decideProgramArguments,
+  helpText,
+  type ProgramDecision,
+  type ProgramIdentity
+} from "./ProgramArguments.js"
+export {
   EXIT_CONFIGURATION,
   EXIT_FAILURE,
   EXIT_OK,
+  ExitWithCode,
   exitTeardown,
   type ProgramExit,
   withExitCode
@@ -112,6 +134,8 @@ export {
   resolvePath
 } from "./ResolvedPath.js"
 export {
+  type ConfigurationCheck,
+  checkServerConfiguration,
   configurationVariableNames,
   type Lookup,
   parseServerConfiguration,
@@ -124,7 +148,7 @@ export {
   type SlotDirectory
 } from "./SlotDirectory.js"
 export { authorizeSubmission, type SubmitRefusal } from "./SubmitAuthorization.js"
-export { unknownVariables } from "./UnknownVariables.js"
+export { unknownVariableNames, unknownVariables } from "./UnknownVariables.js"
 export {
   allVariableDocs,
   ENV_FILE_VARIABLE,

@@ -63,7 +63,11 @@ const isType = (stat: Stat, type: number): boolean => (stat.mode & S.IFMT) === t
 const unsafe = (message: string) => new SocketDirectoryUnsafe({ message })
 const inUse = (message: string) => new SocketPathInUse({ message })
 
-const socketName = (socketPath: string): Effect.Effect<string, SocketDirectoryUnsafe> => {
+/**
+ * The socket's name in its directory, or why the path cannot be a socket path (not absolute, not
+ * normalized, too long for sun_path). Exported so `serverfs doctor` applies the very same rule.
+ */
+export const socketName = (socketPath: string): Effect.Effect<string, SocketDirectoryUnsafe> => {
   if (!path.isAbsolute(socketPath)) return unsafe("the socket path must be absolute")
   if (path.resolve(socketPath) !== socketPath || socketPath === "/") {
     return unsafe("the socket path must be a normalized path naming a file")

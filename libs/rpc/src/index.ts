@@ -48,6 +48,7 @@ export {
   type RpcServerOptions,
   serveRpc
 } from "./RpcServer.js"
+export { socketName } from "./SocketPath.js"
 export {
   isPlainObject,
   type ParsedJson,

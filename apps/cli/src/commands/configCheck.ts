@@ -1,25 +1,32 @@
 import { Command } from "@effect/cli"
 import {
   type BridgeSettings,
-  Configuration,
-  loadBridgeSettingsFor,
+  ConfigurationErrors,
+  type ConfigurationReport,
+  inspectConfiguration,
   type ServerConfiguration,
   slotId
 } from "@serverfs/policy"
 import { Console, Effect } from "effect"
-
-/** The value of the Configuration service: the parsed configuration and the unread names. */
-type LoadedConfiguration = ServerConfiguration & { readonly unknownVariables: ReadonlyArray<string> }
+import { json } from "../output/JsonOption.js"
+import { printable, renderTable } from "../output/Table.js"
 
 /**
- * `serverfs config check`: parse the configuration exactly as serverfs-mcp does (environment
- * plus SERVERFS_ENV_FILE) and summarise it. Host paths are not printed: the summary is safe to
- * paste into a ticket.
+ * `serverfs config check`: the configuration exactly as serverfs-mcp and serverfs-bridge read it
+ * (environment plus SERVERFS_ENV_FILE), with every problem at once. Each error goes to stderr as
+ * the one line a server would print (so a script that greps the server's line finds it here);
+ * stdout has the summary, the effective value and source of every setting, and the warnings.
+ * Exit 2 when there is any error, 0 otherwise (warnings included).
+ *
+ * Host paths of workdirs are not printed (aliases and slots only): the report is safe to paste
+ * into a ticket. The env file's path and the bridge's own paths (socket, lock and state
+ * directories) are settings the operator chose and needs to see, so they are shown.
  */
-export const summarize = (
-  { global, workdirs, unknownVariables }: LoadedConfiguration,
-  bridge?: BridgeSettings
-): string => {
+
+/** A value longer than this is cut in the human table (the JSON has it whole). */
+const SHOWN_VALUE_CHARS = 72
+
+export const summarize = ({ global, workdirs }: ServerConfiguration, bridge?: BridgeSettings): string => {
   const lines = [
     `configuration ok: ${workdirs.length} workdir(s), ${workdirs.filter((w) => !w.readOnly).length} read-write`,
     `log level ${global.logLevel}; hidden paths ${global.allowHidden ? "allowed" : "refused"}; built-in deny rules ${global.disableDefaultDeny ? "off" : "on"}; ${global.extraDenyGlobs.length} extra deny glob(s)`,
@@ -42,26 +49,69 @@ export const summarize = (
         `read ${w.maxReadLines} lines/${w.maxReadBytes} bytes, write ${w.maxWriteBytes} bytes`
     )
   }
-  if (unknownVariables.length > 0) {
-    lines.push(
-      `warning: ${unknownVariables.length} variable(s) that ServerFS does not read (misspelled?): ${unknownVariables.join(", ")}`
-    )
-  }
   return lines.join("\n")
 }
 
-export const configCheck = Command.make("check", {}, () =>
+const cut = (text: string): string => {
+  const chars = Array.from(text)
+  return chars.length > SHOWN_VALUE_CHARS ? `${chars.slice(0, SHOWN_VALUE_CHARS - 1).join("")}…` : text
+}
+
+/** The human report (stdout). Errors are not in it: they are the stderr lines. */
+export const renderReport = (report: ConfigurationReport): string => {
+  const sections: Array<string> = [
+    `env file: ${report.envFile === null ? "none (SERVERFS_ENV_FILE is not set)" : printable(report.envFile)}`
+  ]
+  sections.push(
+    report.errors.length === 0
+      ? summarize(report.configuration, report.bridge)
+      : `configuration has ${report.errors.length} error(s), listed on stderr; the servers would not start`
+  )
+  sections.push(
+    renderTable(report.settings, [
+      { header: "SETTING", cell: (s) => s.variable },
+      { header: "VALUE", cell: (s) => (s.value === null ? "(error)" : s.value === "" ? "-" : cut(s.value)) },
+      { header: "SOURCE", cell: (s) => s.source }
+    ])
+  )
+  for (const w of report.warnings) {
+    sections.push(`warning: ${w.variable === null ? "" : `${w.variable}: `}${printable(w.message)}`)
+  }
+  return sections.join("\n")
+}
+
+/** The `--json` document. Its keys are a contract (pinned in apps/cli/test/configCheck.test.ts). */
+export const reportJson = (report: ConfigurationReport) => ({
+  ok: report.errors.length === 0,
+  envFile: report.envFile,
+  errors: report.errors.map((e) => ({ variable: e.variable, message: e.message })),
+  warnings: report.warnings.map((w) => ({ variable: w.variable, message: w.message })),
+  settings: report.settings.map((s) => ({ variable: s.variable, value: s.value, source: s.source })),
+  workdirs:
+    report.errors.length === 0
+      ? report.configuration.workdirs.map((w) => ({
+          slot: slotId(w.slot),
+          alias: w.alias,
+          readOnly: w.readOnly,
+          agentMode: w.agentMode,
+          agentRuntimes: w.agentRuntimes
+        }))
+      : [],
+  unknownVariables: report.unknownVariables
+})
+
+/** The report of this process's environment (the CLI's own uid decides the root warning). */
+export const currentReport = Effect.sync(() => inspectConfiguration(process.env, { uid: process.getuid?.() }))
+
+export const configCheck = Command.make("check", { json }, ({ json }) =>
   Effect.gen(function* () {
-    const configuration = yield* Configuration
-    // The bridge reads the same environment: its own settings are validated here too.
-    const bridge = configuration.global.agentBridgeEnabled
-      ? yield* loadBridgeSettingsFor(configuration.workdirs)
-      : undefined
-    yield* Console.log(summarize(configuration, bridge))
+    const report = yield* currentReport
+    yield* Console.log(json ? JSON.stringify(reportJson(report), null, 2) : renderReport(report))
+    if (report.errors.length > 0) return yield* new ConfigurationErrors({ errors: report.errors })
   })
 ).pipe(
   Command.withDescription(
-    "Validate the ServerFS configuration (environment + SERVERFS_ENV_FILE) and summarise it."
+    "Validate the ServerFS configuration (environment + SERVERFS_ENV_FILE): every error at once, the effective value and source of every setting, and warnings. Exit 2 on any error."
   )
 )
 

@@ -1,14 +1,9 @@
 import { Command } from "@effect/cli"
 import { CATALOG_VERSION } from "@serverfs/domain"
+import { ExitWithCode } from "@serverfs/policy"
 import { BridgeClient } from "@serverfs/rpc"
 import { Console, Effect } from "effect"
-import {
-  CommandFailed,
-  callBridge,
-  EXIT_BRIDGE_UNAVAILABLE,
-  printJson,
-  reportFailure
-} from "../output/Failure.js"
+import { callBridge, EXIT_BRIDGE_UNAVAILABLE, printJson, reportFailure } from "../output/Failure.js"
 import { json } from "../output/JsonOption.js"
 import { renderFlat, renderSnapshot } from "../render/DiagnosticsRender.js"
 import { checkTaskId, taskIdArg } from "./TaskIdArg.js"
@@ -46,7 +41,7 @@ const task = Command.make("task", { taskId: taskIdArg, json }, (args) =>
     if (args.json) yield* printJson(result)
     else yield* Console.log(renderFlat(result))
     if (result.disposition === "bridge_unavailable")
-      return yield* new CommandFailed({ exitCode: EXIT_BRIDGE_UNAVAILABLE })
+      return yield* new ExitWithCode({ code: EXIT_BRIDGE_UNAVAILABLE })
   })
 ).pipe(Command.withDescription("One task's diagnostic trace (or why there is none)."))
 

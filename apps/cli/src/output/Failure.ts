@@ -1,18 +1,21 @@
 import type { BridgeMethod, MethodParams, MethodResult } from "@serverfs/domain"
+import { ExitWithCode } from "@serverfs/policy"
 import { BridgeClient } from "@serverfs/rpc"
-import { Console, Data, Effect } from "effect"
+import { Console, Effect } from "effect"
 import { printable } from "./Table.js"
 
 /**
  * How an operator command fails (main.ts documents the codes): the command prints the failure
  * itself — one `serverfs: CODE: message` line on stderr, or `{"error":{"code","message"}}` on
- * stdout with `--json` — and then fails with CommandFailed, which main.ts turns into the exit
- * code: 3 when the bridge cannot be reached (AGENT_BRIDGE_UNAVAILABLE), 1 for anything else.
+ * stdout with `--json` — and then ends the program with its exit code (ExitWithCode, the
+ * programs' one exit mapping in libs/policy): 3 when the bridge cannot be reached
+ * (AGENT_BRIDGE_UNAVAILABLE), 1 for anything else.
  */
 export const EXIT_ERROR = 1
 export const EXIT_BRIDGE_UNAVAILABLE = 3
 
-export class CommandFailed extends Data.TaggedError("CommandFailed")<{ readonly exitCode: number }> {}
+/** A failure already printed: the program ends with its code. */
+export type CommandFailed = ExitWithCode
 
 /** A failure with a frozen code: the bridge's, the client's, or one the CLI constructs. */
 export interface CodedFailure {
@@ -29,7 +32,7 @@ export const reportFailure = (json: boolean, failure: CodedFailure): Effect.Effe
     json
       ? Console.log(JSON.stringify({ error: { code: failure._tag, message: failure.message } }))
       : Console.error(`serverfs: ${failure._tag}: ${printable(failure.message)}`),
-    new CommandFailed({ exitCode: exitCodeOf(failure) })
+    new ExitWithCode({ code: exitCodeOf(failure) })
   )
 
 /** One bridge call; its failure printed and turned into CommandFailed. */
