@@ -434,7 +434,7 @@ export const runBridge = async (
     const notes = [
       `raw baseline: task rows carry a real ${Buffer.byteLength(JSON.stringify(firstView.manifest))}-byte manifest; the UDS line is ${line.length} bytes`,
       `events: ${parallel.count} scripted events in ${parallel.seconds.toFixed(2)} s from ${plan.eventTasks} tasks (Σ per-task spans / overall span ${parallel.overlap.toFixed(2)}; all submitted before the first event: ${parallel.submittedBeforeFirstEvent}); ${alone.count} in ${alone.seconds.toFixed(2)} s from one task`,
-      `submits: ${plan.iterations} timed per contender after ${plan.warmup} warm-up`
+      `submits: ${plan.iterations} timed per contender after ${plan.warmup} warm-up; p95 task.submit ${submits.get(viaRpc)!.p95.toFixed(2)} ms, submit_agent_task ${submits.get(viaTool)!.p95.toFixed(2)} ms`
     ]
     return { rows, notes }
   } catch (error) {

@@ -57,6 +57,7 @@ export const fileContent = (bytes: number, markerNumber: number): string => {
 const minus = (own: Summary, fsyncs: Summary): Summary => ({
   n: own.n,
   p50: own.p50 - fsyncs.p50,
+  p95: own.p95 - fsyncs.p95,
   p99: own.p99 - fsyncs.p99,
   mean: own.mean - fsyncs.mean,
   min: Number.NaN,

@@ -2,6 +2,8 @@
 export interface Summary {
   readonly n: number
   readonly p50: number
+  /** Reported in notes where a budget is set at the 95th percentile (spec v0.22 §11). */
+  readonly p95: number
   readonly p99: number
   readonly mean: number
   readonly min: number
@@ -21,6 +23,7 @@ export const summarize = (samples: ReadonlyArray<number>): Summary => {
   return {
     n: sorted.length,
     p50: percentile(sorted, 0.5),
+    p95: percentile(sorted, 0.95),
     p99: percentile(sorted, 0.99),
     mean: sorted.length === 0 ? Number.NaN : total / sorted.length,
     min: sorted[0] ?? Number.NaN,

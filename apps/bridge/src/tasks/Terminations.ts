@@ -75,37 +75,44 @@ export class Terminations extends Effect.Service<Terminations>()("@serverfs/brid
     ): Effect.Effect<boolean> =>
       Effect.zipRight(
         events.flush,
-        store.transition(taskId, to, patch, {
-          eventType: event.type,
-          payload: event.payload,
-          limits: events.limits
-        })
+        // The commit and what follows from it as one uninterruptible step: a task that ended is
+        // published, audited, counted and sealed even if the caller is interrupted meanwhile.
+        Effect.uninterruptible(
+          store
+            .transition(taskId, to, patch, {
+              eventType: event.type,
+              payload: event.payload,
+              limits: events.limits
+            })
+            .pipe(
+              Effect.tap((result) =>
+                Effect.all(
+                  [
+                    feed.publish({ taskId, status: to }),
+                    Option.match(result.staledRequestId, {
+                      onNone: () => Effect.void,
+                      onSome: (requestId) =>
+                        live.failWaiter(taskId, requestId, to === "cancelled" ? "cancelled" : "stale")
+                    }),
+                    Option.match(result.eventRefusal, {
+                      onNone: () => Effect.void,
+                      onSome: (refusal) => events.dropped(taskId, event.type, refusal)
+                    }),
+                    audit.emit("INFO", "task_transition", {
+                      task_id: taskId,
+                      status: to,
+                      error_code: patch.error_code ?? undefined
+                    }),
+                    // Spec v0.22 §9.3: the terminal metric and the one seal, from this same applied
+                    // transition. Fail-open: neither can change the boolean returned below.
+                    observations.terminal(result, to)
+                  ],
+                  { discard: true }
+                )
+              )
+            )
+        )
       ).pipe(
-        Effect.tap((result) =>
-          Effect.all(
-            [
-              feed.publish({ taskId, status: to }),
-              Option.match(result.staledRequestId, {
-                onNone: () => Effect.void,
-                onSome: (requestId) =>
-                  live.failWaiter(taskId, requestId, to === "cancelled" ? "cancelled" : "stale")
-              }),
-              Option.match(result.eventRefusal, {
-                onNone: () => Effect.void,
-                onSome: (refusal) => events.dropped(taskId, event.type, refusal)
-              }),
-              audit.emit("INFO", "task_transition", {
-                task_id: taskId,
-                status: to,
-                error_code: patch.error_code ?? undefined
-              }),
-              // Spec v0.22 §9.3: the terminal metric and the one seal, from this same applied
-              // transition. Fail-open: neither can change the boolean returned below.
-              observations.terminal(result, to)
-            ],
-            { discard: true }
-          )
-        ),
         Effect.as(true),
         // The transition table refused it: the task already ended (or never may end this way).
         Effect.catchTag("INVALID_TASK_TRANSITION", () => Effect.succeed(false)),
