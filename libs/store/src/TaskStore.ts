@@ -3,6 +3,7 @@ import { SqliteClient } from "@effect/sql-sqlite-node"
 import type { StateDirectoryUnsafe } from "@serverfs/domain"
 import { Context, Effect, Layer } from "effect"
 import { makeEventLog } from "./EventLog.js"
+import { makeImmediateTransaction } from "./ImmediateTransaction.js"
 import { runMigrations } from "./Migrations.js"
 import { makePendingRequests } from "./PendingRequests.js"
 import { ResultSpool } from "./ResultSpool.js"
@@ -37,7 +38,10 @@ const makeStore = Effect.gen(function* () {
   yield* Effect.orDie(sql`PRAGMA foreign_keys = ON`)
   yield* Effect.orDie(sql`PRAGMA busy_timeout = 5000`)
   yield* Effect.orDie(sql`PRAGMA synchronous = NORMAL`)
-  yield* Effect.orDie(runMigrations)
+  // Under the write lock: a second connection opening the same file meanwhile (tests plant tasks
+  // side by side; the bridge itself holds an instance lock) waits for the schema instead of
+  // taking the Migrator's "already running" answer and writing to tables not yet created.
+  yield* Effect.orDie(makeImmediateTransaction(sql)(runMigrations))
   const ctx = yield* makeStoreContext
   const events = makeEventLog(ctx)
   const tasks = makeTaskRows(ctx, events)

@@ -3,7 +3,9 @@
  * SQLite file (several processes may share it: every mutation is BEGIN IMMEDIATE). Used to leave
  * the state a crashed or older process would have left — a task inserted but never started, a
  * task finished long ago (the store's clock is a TestClock set in the past) — and to check the
- * database's integrity after the daemon stopped.
+ * database's integrity after the daemon stopped. Within one process, plant one task at a time:
+ * each call opens its own connection, and better-sqlite3 waits for another connection's lock
+ * synchronously — the holder, on the same thread, could never commit.
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
