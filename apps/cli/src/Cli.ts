@@ -7,6 +7,7 @@ import { configCommand } from "./commands/configCheck.js"
 import { diagnosticsCommand } from "./commands/diagnostics.js"
 import { doctorCommand } from "./commands/doctor.js"
 import { leasesCommand } from "./commands/leases.js"
+import { metricsCommand } from "./commands/metrics.js"
 import { recoverCommand } from "./commands/recover.js"
 import { tasksCommand } from "./commands/tasks.js"
 
@@ -27,7 +28,8 @@ export const serverfs = Command.make("serverfs").pipe(
     tasksCommand.pipe(Command.provide(OperatorLive)),
     leasesCommand.pipe(Command.provide(OperatorLive)),
     recoverCommand.pipe(Command.provide(OperatorLive)),
-    diagnosticsCommand.pipe(Command.provide(OperatorLive))
+    diagnosticsCommand.pipe(Command.provide(OperatorLive)),
+    metricsCommand.pipe(Command.provide(OperatorLive))
   ])
 )
 

@@ -1,14 +1,13 @@
-import { spawn } from "node:child_process"
 import * as fs from "node:fs"
 import {
   type AgentStack,
-  cliMain,
   eventuallyAsync,
   startAgentStack,
   type ToolCallResult,
   textOf
 } from "@serverfs/testkit"
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
+import { keys, operatorCli, submitScripted, waitStatus as waitCliStatus } from "./support.js"
 
 /**
  * The operator CLI end to end (issue 10): the real `serverfs` binary (apps/cli/dist/main.js)
@@ -21,75 +20,18 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
  */
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 })
 
-interface Run {
-  readonly code: number | null
-  readonly stdout: string
-  readonly stderr: string
-}
-
 let stack: AgentStack
-const outputs: Array<string> = []
-
-const spawnCli = (args: ReadonlyArray<string>) =>
-  spawn(process.execPath, [cliMain, ...args], {
-    env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...stack.env },
-    stdio: ["ignore", "pipe", "pipe"]
-  })
-
-const collect = (
-  child: ReturnType<typeof spawnCli>
-): { readonly done: Promise<Run>; readonly out: () => string } => {
-  let stdout = ""
-  let stderr = ""
-  child.stdout.on("data", (c: Buffer) => {
-    stdout += c.toString("utf8")
-  })
-  child.stderr.on("data", (c: Buffer) => {
-    stderr += c.toString("utf8")
-  })
-  const done = new Promise<Run>((resolve) =>
-    child.once("exit", (code) => {
-      outputs.push(stdout, stderr)
-      resolve({ code, stdout, stderr })
-    })
-  )
-  return { done, out: () => stdout }
-}
-
-const cli = (...args: ReadonlyArray<string>): Promise<Run> => collect(spawnCli(args)).done
-
-const cliJson = async (...args: ReadonlyArray<string>): Promise<Record<string, unknown>> => {
-  const run = await cli(...args, "--json")
-  if (run.code !== 0)
-    throw new Error(`serverfs ${args.join(" ")} exited ${run.code}: ${run.stdout}${run.stderr}`)
-  return JSON.parse(run.stdout) as Record<string, unknown>
-}
+const operator = operatorCli(() => stack)
+const { spawn: spawnCli, collect, run: cli, json: cliJson } = operator
 
 const tool = async (name: string, args: Record<string, unknown>) =>
   (await stack.client.callTool({ name, arguments: args })) as ToolCallResult
 
-const submit = async (prompt: string, profile: "review" | "workspace-write" = "review"): Promise<string> => {
-  const result = await tool("submit_agent_task", {
-    runtime: "fake",
-    workdir: "main",
-    prompt,
-    profile,
-    correlation_id: "corr-SENTINEL-42"
-  })
-  if (result.isError === true) throw new Error(textOf(result))
-  return (result.structuredContent as { task_id: string }).task_id
-}
-
-const statusOf = async (taskId: string): Promise<string> =>
-  String((await cliJson("tasks", "show", taskId)).status)
+const submit = (prompt: string, profile: "review" | "workspace-write" = "review"): Promise<string> =>
+  submitScripted(stack, prompt, { profile, correlation_id: "corr-SENTINEL-42" })
 
 const waitStatus = (taskId: string, statuses: ReadonlyArray<string>) =>
-  eventuallyAsync(`${taskId} ${statuses.join("|")}`, async () => {
-    const status = await statusOf(taskId)
-    return statuses.includes(status) ? status : undefined
-  })
-
-const keys = (value: unknown) => Object.keys(value as Record<string, unknown>).sort()
+  waitCliStatus(operator, taskId, statuses)
 
 beforeAll(async () => {
   stack = await startAgentStack({ prefix: "serverfs-cli-ops-" })
@@ -97,7 +39,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await stack?.stop()
   // Privacy: nothing the caller or the provider wrote reaches the operator's output.
-  const all = outputs.join("\n")
+  const all = operator.outputs().join("\n")
   expect(all).not.toContain("SENTINEL")
   expect(all).not.toContain(stack.tree.base)
 })
