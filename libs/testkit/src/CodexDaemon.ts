@@ -137,20 +137,62 @@ const socketTargets = (home: string): ReadonlyArray<string> =>
   })
 
 /**
- * Stop everything the daemon of `home` runs — the app-server, the updater loop — and remove
- * its sockets under /tmp/codex-daemon-<uid>/ (the shared directory itself stays).
+ * Pids of live processes that run with `CODEX_HOME=home` exactly: everything a daemon of this
+ * home started, whatever its command line. A SIGKILLed app-server (the restart tests) leaves
+ * its children running — the login shells of Codex's shell snapshot and what they run — and
+ * they name the home only in their environment. (The bridge's own SERVERFS_CODEX_HOME is
+ * another variable and does not match.)
+ */
+const processesWithCodexHome = (home: string): ReadonlyArray<number> => {
+  const entry = Buffer.from(`CODEX_HOME=${home}\0`)
+  const found: number[] = []
+  for (const pid of livePids()) {
+    try {
+      const environ = fs.readFileSync(path.join("/proc", String(pid), "environ"))
+      for (let at = environ.indexOf(entry); at !== -1; at = environ.indexOf(entry, at + 1)) {
+        if (at === 0 || environ[at - 1] === 0) {
+          found.push(pid)
+          break
+        }
+      }
+    } catch {
+      // gone, or not ours to read
+    }
+  }
+  return found
+}
+
+/**
+ * Stop everything the daemon of `home` runs — the updater loop first (so it restarts nothing),
+ * the app-server, then every process still carrying the home (the orphans of an earlier,
+ * SIGKILLed incarnation and anything they forked meanwhile, hence the rounds) — and remove its
+ * sockets under /tmp/codex-daemon-<uid>/ (the shared directory itself stays).
  */
 export const cleanupCodexDaemon = async (home: string): Promise<void> => {
   const targets = socketTargets(home)
-  const pids = [codexDaemonPid(home), codexUpdaterPid(home)].filter((p): p is number => p !== undefined)
-  await Promise.all(pids.map((pid) => terminate(pid, 2_000)))
-  // An updater of an earlier incarnation (after a kill + start) is no longer in the pid file.
-  await Promise.all(processesMentioning(home, { environ: false }).map((pid) => terminate(pid, 2_000)))
+  const updater = codexUpdaterPid(home)
+  if (updater !== undefined) await terminate(updater, 2_000)
+  const daemon = codexDaemonPid(home)
+  if (daemon !== undefined) await terminate(daemon, 2_000)
+  for (let round = 0; round < 5; round++) {
+    const rest = [
+      ...new Set([...processesMentioning(home, { environ: false }), ...processesWithCodexHome(home)])
+    ]
+    if (rest.length === 0) break
+    await Promise.all(rest.map((pid) => terminate(pid, round === 0 ? 2_000 : 0)))
+  }
   for (const target of targets) {
     fs.rmSync(target, { force: true })
     fs.rmSync(`${target}.lock`, { force: true })
   }
 }
+
+/** The pids under /proc other than this process. */
+const livePids = (): ReadonlyArray<number> =>
+  fs
+    .readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid)
+    .map(Number)
 
 /** Pids of live processes whose command line or environment mentions `needle` (leak checks). */
 export const processesMentioning = (
@@ -159,12 +201,11 @@ export const processesMentioning = (
 ): ReadonlyArray<number> => {
   const found: number[] = []
   const files = options.environ === false ? ["cmdline"] : ["cmdline", "environ"]
-  for (const entry of fs.readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue
+  for (const pid of livePids()) {
     for (const file of files) {
       try {
-        if (fs.readFileSync(path.join("/proc", entry, file)).includes(needle)) {
-          found.push(Number(entry))
+        if (fs.readFileSync(path.join("/proc", String(pid), file)).includes(needle)) {
+          found.push(pid)
           break
         }
       } catch {
