@@ -116,6 +116,44 @@ describe.skipIf(!hasNix)("flake.nix (offline, stub nixpkgs)", () => {
     }
   })
 
+  it("home-manager module: the docs/deploy units with ExecStart on the flake's programs, the drop-ins it was asked for", () => {
+    const configFiles = (settings: string): Record<string, string> =>
+      evalJson(
+        `import ${repoRoot}/apps/cli/test/deploy/eval-home-manager.nix { root = ${repoRoot}; settings = ${settings}; }`
+      )
+    const both = configFiles(
+      `{ bridge.enable = true; mcpHttp.enable = true; readWritePaths = [ "/srv/a" "/srv/b" ]; }`
+    )
+    expect(Object.keys(both).sort()).toEqual([
+      "systemd/user/default.target.wants/serverfs-bridge.service",
+      "systemd/user/default.target.wants/serverfs-mcp-http.service",
+      "systemd/user/serverfs-bridge.service",
+      "systemd/user/serverfs-mcp-http.service",
+      "systemd/user/serverfs-mcp-http.service.d/agents.conf",
+      "systemd/user/serverfs-mcp-http.service.d/workdirs.conf"
+    ])
+    for (const [unit, app, program] of [
+      ["serverfs-bridge.service", "bridge", "serverfs-bridge"],
+      ["serverfs-mcp-http.service", "mcp", "serverfs-mcp"]
+    ] as const) {
+      // The unit of docs/deploy with exactly its ExecStart line replaced (a changed ExecStart in
+      // docs/deploy would otherwise leave the module starting /usr/bin/node silently).
+      const expected = readFileSync(path.join(repoRoot, "docs/deploy", unit), "utf8").replace(
+        `ExecStart=/usr/bin/node %h/.local/lib/serverfs/apps/${app}/dist/main.js`,
+        `ExecStart=/nix/store/stub-serverfs/bin/${program}`
+      )
+      expect(expected).toContain(`bin/${program}`)
+      expect(both[`systemd/user/${unit}`]).toBe(expected)
+    }
+    expect(both["systemd/user/serverfs-mcp-http.service.d/workdirs.conf"]).toBe(
+      "[Service]\nReadWritePaths=/srv/a\nReadWritePaths=/srv/b\n"
+    )
+    const httpOnly = configFiles(`{ bridge.enable = false; mcpHttp.enable = true; readWritePaths = [ ]; }`)
+    expect(
+      Object.keys(httpOnly).filter((name) => name.includes("bridge") || name.endsWith("agents.conf"))
+    ).toEqual([])
+  })
+
   it("nix flake show and nix flake check --no-build accept the flake (nixpkgs overridden by the stub)", () => {
     // The flake's own files only (a git flake copies the tracked files; node_modules stays out).
     const src = path.join(scratch, "src")
