@@ -28,12 +28,16 @@ export interface UnitSetting {
 }
 
 /**
- * The settings of a unit file and its drop-ins, in the order systemd applies them. Enough of
+ * The settings of a unit file and its drop-ins (plus optional ones, paths relative to
+ * docs/deploy), in the order systemd applies them. Enough of
  * systemd.syntax(7) for our own files: sections, `Key=value`, `#`/`;` comments; our files use no
  * line continuations (checked: a trailing backslash is reported as a setting named "\\").
  */
-export const settingsOf = (unit: string): ReadonlyArray<UnitSetting> =>
-  [unit, ...dropInsOf(unit)].flatMap((file) => {
+export const settingsOf = (
+  unit: string,
+  extraDropIns: ReadonlyArray<string> = []
+): ReadonlyArray<UnitSetting> =>
+  [unit, ...dropInsOf(unit), ...extraDropIns].flatMap((file) => {
     let section = ""
     return readFileSync(path.join(deployDir, file), "utf8")
       .split("\n")

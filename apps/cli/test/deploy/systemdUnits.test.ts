@@ -77,7 +77,11 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }))
  * The units as README.md installs them, with the two documented paths replaced by real ones: the
  * node that runs this test and this source tree (built: the test command builds first).
  */
-const instantiate = (into: string, edit: (unit: string, text: string) => string = (_, text) => text) => {
+const instantiate = (
+  into: string,
+  edit: (unit: string, text: string) => string = (_, text) => text,
+  extraDropIns: Readonly<Record<string, ReadonlyArray<string>>> = {}
+) => {
   mkdirSync(into, { recursive: true })
   for (const unit of unitNames) {
     const text = readFileSync(path.join(deployDir, unit), "utf8")
@@ -87,6 +91,13 @@ const instantiate = (into: string, edit: (unit: string, text: string) => string 
     for (const dropIn of dropInsOf(unit)) {
       mkdirSync(path.join(into, path.dirname(dropIn)), { recursive: true })
       writeFileSync(path.join(into, dropIn), readFileSync(path.join(deployDir, dropIn)))
+    }
+    for (const file of extraDropIns[unit] ?? []) {
+      mkdirSync(path.join(into, `${unit}.d`), { recursive: true })
+      writeFileSync(
+        path.join(into, `${unit}.d`, path.basename(file)),
+        readFileSync(path.join(deployDir, file))
+      )
     }
   }
 }
@@ -169,6 +180,22 @@ describe("systemd --user units (docs/deploy)", () => {
     expect(lastValue(settings, "Unit", "After")).toBe("serverfs-bridge.service")
   })
 
+  it("no-user-namespaces.conf turns off PrivateUsers and every option that needs it, and nothing else", () => {
+    const unit = "serverfs-mcp-http.service"
+    const before = settingsOf(unit)
+    const after = settingsOf(unit, ["no-user-namespaces.conf"])
+    expect(lastValue(after, "Service", "PrivateUsers")).toBe("no")
+    const namespacing = [
+      ...new Set(before.filter((s) => NEEDS_PRIVATE_USERS.includes(s.key)).map((s) => s.key))
+    ]
+    expect(namespacing.length).toBeGreaterThan(5)
+    for (const key of namespacing) expect(["no", ""], key).toContain(lastValue(after, "Service", key))
+    const fallback = settingsOf(unit, ["no-user-namespaces.conf"]).slice(before.length)
+    expect(
+      fallback.map((s) => s.key).filter((key) => key !== "PrivateUsers" && !NEEDS_PRIVATE_USERS.includes(key))
+    ).toEqual([])
+  })
+
   it.skipIf(!hasSystemdAnalyze)("systemd-analyze --user verify: every unit and drop-in, no warning", () => {
     const dir = path.join(scratch, "units")
     instantiate(dir)
@@ -182,6 +209,18 @@ describe("systemd --user units (docs/deploy)", () => {
     expect(result.stdout).toBe("")
     expect(result.status).toBe(0)
   })
+
+  it.skipIf(!hasSystemdAnalyze)(
+    "systemd-analyze --user verify: with no-user-namespaces.conf too, no warning",
+    () => {
+      const dir = path.join(scratch, "units-no-userns")
+      instantiate(dir, undefined, { "serverfs-mcp-http.service": ["no-user-namespaces.conf"] })
+      const result = verify(dir)
+      expect(result.stderr).toBe("")
+      expect(result.stdout).toBe("")
+      expect(result.status).toBe(0)
+    }
+  )
 
   it.skipIf(!hasSystemdAnalyze)("the verify check fails on a warning (an unknown key)", () => {
     const dir = path.join(scratch, "units-broken")
