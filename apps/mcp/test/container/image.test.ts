@@ -4,7 +4,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
-import { errorCodeOf, textOf } from "@serverfs/testkit"
+import { errorCodeOf, startBridgeProcess, textOf } from "@serverfs/testkit"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
 import { containerDir, hardeningFlags, loadComposeService } from "./ComposeProfile.js"
 import { makePodmanStore, type PodmanStore } from "./PodmanStore.js"
@@ -52,6 +52,25 @@ const runToEnd = (
     child.once("error", reject)
     child.once("close", (status) => resolve({ status, stdout, stderr }))
   })
+
+/** An MCP SDK client on a container started by `podman <args>`; stderr collected for failures. */
+const connectContainer = async (args: ReadonlyArray<string>) => {
+  const transport = new StdioClientTransport({
+    command: "podman",
+    args: [...args],
+    env: store.env,
+    stderr: "pipe"
+  })
+  let stderr = ""
+  transport.stderr?.on("data", (chunk: Buffer) => {
+    stderr += chunk.toString("utf8")
+  })
+  const client = new Client({ name: "serverfs-container-test", version: "0.0.0" })
+  await client.connect(transport).catch((error: unknown) => {
+    throw new Error(`${String(error)}\nserver stderr:\n${stderr}`)
+  })
+  return { client, stderr: () => stderr }
+}
 
 /** `podman run` with the compose hardening, the operator's uid and the read-only workdir. */
 const runArgs = (extra: ReadonlyArray<string>): Array<string> => [
@@ -169,5 +188,51 @@ describe.skipIf(skipReason !== undefined)(`the serverfs-mcp image (${skipReason 
     // Spec v0.3 §28: the MCP image carries no provider runtime and no development tooling.
     expect(seen.shells).toEqual([])
     expect(seen.packages).toEqual([])
+  }, 300_000)
+
+  it("reaches the host's Agent Bridge through the read-only socket and lock mounts", async () => {
+    // The bridge runs on the host (as root here) and admits the container's uid/gid, the shared
+    // mode a system install uses; its socket and lock directories are what compose mounts.
+    const bridgeDir = path.join(base, "bridge")
+    const agentEnv = {
+      WORKDIR_01_ALIAS: "docs",
+      WORKDIR_01_AGENT_MODE: "review",
+      WORKDIR_01_AGENT_RUNTIMES: "fake",
+      SERVERFS_AGENT_BRIDGE_ENABLED: "true",
+      SERVERFS_AGENT_ENABLE_FAKE_RUNTIME: "true"
+    }
+    const bridge = await startBridgeProcess({
+      ...agentEnv,
+      WORKDIR_01_PATH: workdir,
+      SERVERFS_AGENT_BRIDGE_SOCKET: path.join(bridgeDir, "socket", "bridge.sock"),
+      SERVERFS_AGENT_LOCK_DIR: path.join(bridgeDir, "locks"),
+      SERVERFS_AGENT_BRIDGE_STATE_DIR: path.join(bridgeDir, "state"),
+      SERVERFS_AGENT_PEER_UID: "1000",
+      SERVERFS_AGENT_PEER_GID: "1000"
+    })
+    try {
+      const { client, stderr } = await connectContainer(
+        runArgs([
+          "--volume",
+          `${path.join(bridgeDir, "socket")}:/run/serverfs-agent-bridge:ro`,
+          "--volume",
+          `${path.join(bridgeDir, "locks")}:/run/serverfs-agent-locks:ro`,
+          ...Object.entries(agentEnv).flatMap(([name, value]) => ["--env", `${name}=${value}`]),
+          IMAGE
+        ])
+      )
+      try {
+        const runtimes = await client.callTool({ name: "list_agent_runtimes", arguments: {} })
+        expect(runtimes.isError ?? false, `${textOf(runtimes)}\n${stderr()}`).toBe(false)
+        // The runtime's version and availability come from the bridge: the server never probes one.
+        expect(runtimes.structuredContent).toMatchObject({
+          runtimes: [{ name: "fake", available: true, version: "scripted-1" }]
+        })
+      } finally {
+        await client.close()
+      }
+    } finally {
+      await bridge.kill()
+    }
   }, 300_000)
 })
