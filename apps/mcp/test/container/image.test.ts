@@ -109,19 +109,9 @@ afterAll(() => {
 
 describe.skipIf(skipReason !== undefined)(`the serverfs-mcp image (${skipReason ?? "podman"})`, () => {
   it("answers initialize, list_workdirs and a read over stdio under compose's hardening", async () => {
-    const transport = new StdioClientTransport({
-      command: "podman",
-      args: runArgs([IMAGE]),
-      env: store.env,
-      stderr: "pipe"
-    })
-    let stderr = ""
-    transport.stderr?.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString("utf8")
-    })
-    const client = new Client({ name: "serverfs-container-test", version: "0.0.0" })
+    // connect() is the MCP initialize handshake.
+    const { client, stderr } = await connectContainer(runArgs([IMAGE]))
     try {
-      await client.connect(transport)
       expect(client.getServerVersion()?.name).toBe("ServerFS")
       const workdirs = await client.callTool({ name: "list_workdirs", arguments: {} })
       expect(workdirs.structuredContent).toMatchObject({ workdirs: [{ alias: "docs", access: "read-only" }] })
@@ -138,13 +128,13 @@ describe.skipIf(skipReason !== undefined)(`the serverfs-mcp image (${skipReason 
       })
       expect(errorCodeOf(textOf(write))).toBe("WORKDIR_READ_ONLY")
     } catch (error) {
-      throw new Error(`${String(error)}\nserver stderr:\n${stderr}`)
+      throw new Error(`${String(error)}\nserver stderr:\n${stderr()}`)
     } finally {
       await client.close()
     }
     // The audit went to stderr as JSON lines, and no host path of the workdir appears in it.
-    expect(stderr).toContain('"event":"tool_call"')
-    expect(stderr).not.toContain(workdir)
+    expect(stderr()).toContain('"event":"tool_call"')
+    expect(stderr()).not.toContain(workdir)
   }, 300_000)
 
   it("cannot write its root filesystem, holds no capability, no network, no shell and no provider", async () => {
