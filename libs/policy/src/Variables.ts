@@ -239,7 +239,7 @@ export const GLOBAL_VARIABLES: { readonly [K in keyof GlobalSettings]: Entry<Glo
     default: DOCUMENTED_DEFAULTS.socket,
     // Unset parses to "": the loader resolves the user-scoped default (RuntimePaths.ts).
     parse: text(""),
-    description: `Unix socket of the Agent Bridge; the same for both processes. The bridge creates its directory (0700, or 0750 in shared mode) and missing parents; serverfs-mcp only connects. System layout: \`${SYSTEM_BRIDGE_SOCKET}\`. With neither this, XDG_DATA_HOME nor HOME absolute, an enabled bridge stops startup.`
+    description: `Unix socket of the Agent Bridge; the same for both processes. The bridge creates it (0600, or 0660 in shared mode) in a directory it creates with missing parents (0700, or 0750 in shared mode); serverfs-mcp only connects. System layout: \`${SYSTEM_BRIDGE_SOCKET}\`. With neither this, XDG_DATA_HOME nor HOME absolute, an enabled bridge stops startup.`
   },
   agentBridgeTimeoutSeconds: {
     variable: "SERVERFS_AGENT_BRIDGE_TIMEOUT_SECONDS",
