@@ -1,8 +1,11 @@
+import { spawnSync } from "node:child_process"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import {
   type BridgeProcess,
+  bridgeMain,
   type McpProcess,
+  mcpMain,
   startBridgeProcess,
   startMcp,
   waitForStatus
@@ -146,6 +149,34 @@ describe.skipIf(!asRoot)("user-scoped defaults, end to end as uid 1000 (skipped 
       // No host path of the user's runtime reached the client.
       const seen = JSON.stringify(await mcp.client.callTool({ name: "list_agent_runtimes", arguments: {} }))
       expect(seen).not.toContain(home)
+    }
+  )
+})
+
+describe("user-scoped defaults fail closed", () => {
+  it.each([
+    ["serverfs-bridge", bridgeMain],
+    ["serverfs-mcp", mcpMain]
+  ])(
+    "%s with the bridge enabled, no HOME, no XDG and no path variable → exit 2 naming what to set",
+    (_name, main) => {
+      base = fs.mkdtempSync("/tmp/sfu-")
+      const result = spawnSync(process.execPath, [main], {
+        env: {
+          PATH: process.env.PATH ?? "/usr/bin:/bin",
+          WORKDIR_01_ALIAS: "main",
+          WORKDIR_01_PATH: base,
+          SERVERFS_AGENT_BRIDGE_ENABLED: "true"
+        },
+        input: "",
+        encoding: "utf8",
+        timeout: 60_000
+      })
+      expect(result.status).toBe(2)
+      expect(result.stderr.split("\n")[0]).toBe(
+        "ServerFS: configuration error: SERVERFS_AGENT_LOCK_DIR: has no default: neither XDG_DATA_HOME nor HOME is set to an absolute path; set SERVERFS_AGENT_LOCK_DIR (or XDG_DATA_HOME, or HOME)"
+      )
+      expect(result.stderr).not.toContain(base)
     }
   )
 })
