@@ -258,10 +258,13 @@ layer(SharedTempTree.layer())("serverfs config check", (it) => {
         "warnings",
         "settings",
         "workdirs",
-        "unknownVariables"
+        "unknownVariables",
+        "runtimePaths"
       ])
       expect(doc.ok).toBe(true)
       expect(doc.envFile).toBeNull()
+      // Only with the bridge enabled.
+      expect(doc.runtimePaths).toEqual([])
       expect(doc.errors).toEqual([])
       expect(doc.workdirs).toEqual([
         { slot: "01", alias: "docs", readOnly: true, agentMode: "disabled", agentRuntimes: [] }
@@ -299,5 +302,93 @@ layer(SharedTempTree.layer())("serverfs config check", (it) => {
         }
       ])
     })
+  )
+
+  it.effect(
+    "bridge paths: with no path variable, each resolved path and where it came from (human and --json)",
+    () =>
+      Effect.gen(function* () {
+        const tree = yield* SharedTempTree
+        const home = `${tree.base}/home-a`
+        const env = {
+          WORKDIR_01_ALIAS: "docs",
+          WORKDIR_01_PATH: tree.root,
+          SERVERFS_AGENT_BRIDGE_ENABLED: "true",
+          HOME: home
+        }
+        const human = run(env)
+        expect(human.status).toBe(0)
+        const share = `${home}/.local/share/serverfs-agent-bridge/runtime`
+        expect(human.stdout).toContain(
+          [
+            "agent bridge paths (the same for serverfs-mcp and serverfs-bridge of this user):",
+            `  socket: ${share}/socket/bridge.sock`,
+            "    from: default under HOME (~/.local/share: XDG_DATA_HOME unset or relative)",
+            `  lock directory: ${share}/locks`,
+            "    from: default under HOME (~/.local/share: XDG_DATA_HOME unset or relative)",
+            `  state directory: ${home}/.local/state/serverfs-agent-bridge`,
+            "    from: default under HOME (~/.local/state: XDG_STATE_HOME unset or relative)"
+          ].join("\n")
+        )
+        // The settings table shows the same values, as defaults.
+        expect(human.stdout).toMatch(/^SERVERFS_AGENT_LOCK_DIR +\S+ +default$/m)
+
+        const doc = JSON.parse(
+          run(
+            {
+              ...env,
+              XDG_DATA_HOME: `${tree.base}/data`,
+              XDG_STATE_HOME: "relative/state",
+              SERVERFS_AGENT_LOCK_DIR: "/run/serverfs-agent-locks"
+            },
+            "--json"
+          ).stdout
+        )
+        expect(doc.ok).toBe(true)
+        expect(doc.runtimePaths).toEqual([
+          {
+            variable: "SERVERFS_AGENT_BRIDGE_SOCKET",
+            path: `${tree.base}/data/serverfs-agent-bridge/runtime/socket/bridge.sock`,
+            origin: "XDG_DATA_HOME"
+          },
+          { variable: "SERVERFS_AGENT_LOCK_DIR", path: "/run/serverfs-agent-locks", origin: "system layout" },
+          {
+            variable: "SERVERFS_AGENT_BRIDGE_STATE_DIR",
+            path: `${home}/.local/state/serverfs-agent-bridge`,
+            origin: "HOME"
+          }
+        ])
+        const set = JSON.parse(
+          run({ ...env, SERVERFS_AGENT_BRIDGE_STATE_DIR: `${tree.base}/state` }, "--json").stdout
+        )
+        expect(set.runtimePaths[2]).toEqual({
+          variable: "SERVERFS_AGENT_BRIDGE_STATE_DIR",
+          path: `${tree.base}/state`,
+          origin: "variable"
+        })
+      })
+  )
+
+  it.effect(
+    "bridge paths: no HOME and no XDG variable → every missing default is an error naming what to set",
+    () =>
+      Effect.gen(function* () {
+        const tree = yield* SharedTempTree
+        const result = run({
+          WORKDIR_01_ALIAS: "docs",
+          WORKDIR_01_PATH: tree.root,
+          SERVERFS_AGENT_BRIDGE_ENABLED: "true"
+        })
+        expect(result.status).toBe(2)
+        expect(result.stderr).toBe(
+          [
+            "ServerFS: configuration error: SERVERFS_AGENT_LOCK_DIR: has no default: neither XDG_DATA_HOME nor HOME is set to an absolute path; set SERVERFS_AGENT_LOCK_DIR (or XDG_DATA_HOME, or HOME)",
+            "ServerFS: configuration error: SERVERFS_AGENT_BRIDGE_SOCKET: has no default: neither XDG_DATA_HOME nor HOME is set to an absolute path; set SERVERFS_AGENT_BRIDGE_SOCKET (or XDG_DATA_HOME, or HOME)",
+            "ServerFS: configuration error: SERVERFS_AGENT_BRIDGE_STATE_DIR: has no default: neither XDG_STATE_HOME nor HOME is set to an absolute path; set SERVERFS_AGENT_BRIDGE_STATE_DIR (or XDG_STATE_HOME, or HOME)",
+            ""
+          ].join("\n")
+        )
+        expect(result.stdout).not.toContain("agent bridge paths")
+      })
   )
 })

@@ -41,7 +41,9 @@ const withAgents = (i: 0 | 1): Record<string, string> => ({
   WORKDIR_01_AGENT_MODE: "workspace-write",
   WORKDIR_01_AGENT_RUNTIMES: "codex",
   SERVERFS_AGENT_BRIDGE_ENABLED: "true",
-  SERVERFS_AGENT_BRIDGE_SOCKET: `${tree(i).base}/run/bridge.sock`
+  SERVERFS_AGENT_BRIDGE_SOCKET: `${tree(i).base}/run/bridge.sock`,
+  // Set explicitly: the test environment has no HOME for the user-scoped default.
+  SERVERFS_AGENT_LOCK_DIR: `${tree(i).base}/locks`
 })
 
 interface Info {

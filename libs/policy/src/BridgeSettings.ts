@@ -5,6 +5,7 @@ import { Config, Effect, Either, Option } from "effect"
 import { ConfigurationError } from "./ConfigurationError.js"
 import { type Entry, parseEntriesAll, type VariableDoc } from "./GlobalSettings.js"
 import { isUnset, lenientFloat, type Parse, strictBool, strictInt } from "./Parsers.js"
+import { BASE_DIRECTORY_VARIABLES, DOCUMENTED_DEFAULTS, resolveStateDir } from "./RuntimePaths.js"
 import type { Workdir } from "./Workdir.js"
 import { runtimeDirectoryProblem } from "./WorkdirOverlap.js"
 
@@ -117,11 +118,6 @@ const executable =
       : Either.right(value)
   }
 
-const defaultStateDir = (): string => {
-  const base = process.env.XDG_STATE_HOME ?? path.join(os.homedir(), ".local", "state")
-  return path.join(base, "serverfs-agent-bridge")
-}
-
 /** A uid or gid: a non-negative integer, or empty for "the bridge's own". */
 const optionalId: Parse<number | null> = (raw) => {
   if (isUnset(raw)) return Either.right(null)
@@ -135,17 +131,21 @@ const absolutePath =
   (fallback: () => string): Parse<string> =>
   (raw) => {
     const value = isUnset(raw) ? fallback() : raw.trim()
-    return path.isAbsolute(value) ? Either.right(value) : Either.left("must be an absolute path")
+    // An unset state directory is resolved later, from the environment (see checkBridgeSettings).
+    return value === "" || path.isAbsolute(value)
+      ? Either.right(value)
+      : Either.left("must be an absolute path")
   }
 
 export const BRIDGE_VARIABLES: { readonly [K in keyof BridgeSettings]: Entry<BridgeSettings[K]> } = {
   stateDir: {
     variable: "SERVERFS_AGENT_BRIDGE_STATE_DIR",
     kind: "absolute path",
-    default: "$XDG_STATE_HOME/serverfs-agent-bridge (~/.local/state/…)",
-    parse: absolutePath(defaultStateDir),
+    default: DOCUMENTED_DEFAULTS.stateDir,
+    // Unset parses to "": checkBridgeSettings resolves the user-scoped default (RuntimePaths.ts).
+    parse: absolutePath(() => ""),
     description:
-      "Private state of the bridge: state.sqlite3 and results/. Created 0700; refused if it exists with other owner or looser permissions."
+      "Private state of the bridge: state.sqlite3 and results/. Created 0700 (with missing parents); refused if it exists with other owner or looser permissions. With neither this, XDG_STATE_HOME nor HOME absolute, the bridge stops startup."
   },
   peerUid: {
     variable: "SERVERFS_AGENT_PEER_UID",
@@ -357,11 +357,20 @@ export const checkBridgeSettings = (
   lookup: (variable: string) => string | undefined,
   workdirs?: ReadonlyArray<Workdir>
 ): { readonly settings: BridgeSettings; readonly problems: ReadonlyArray<ConfigurationError> } => {
-  const { value: settings, problems: parseProblems } = parseEntriesAll(BRIDGE_VARIABLES, lookup)
+  const { value: parsed, problems: parseProblems } = parseEntriesAll(BRIDGE_VARIABLES, lookup)
   const problems = parseProblems.map((p) => new ConfigurationError(p))
   const failed = (...entries: ReadonlyArray<Entry<unknown>>) =>
-    entries.some((e) => parseProblems.some((p) => p.variable === e.variable))
+    entries.some((e) => problems.some((p) => p.variable === e.variable))
   const V = BRIDGE_VARIABLES
+  // The user-scoped default (spec v0.3 §22), from the same lookup as every other value; a bad
+  // value was already refused (it stands at "", unresolved, and nothing checks it further).
+  let stateDir = parsed.stateDir
+  if (!failed(V.stateDir) && stateDir === "") {
+    const resolved = resolveStateDir(lookup)
+    if (Either.isRight(resolved)) stateDir = resolved.right.path
+    else problems.push(resolved.left)
+  }
+  const settings: BridgeSettings = { ...parsed, stateDir }
   // Every active task must be able to hold its largest result and some events within its share.
   if (!failed(V.stateMaxBytes, V.maxActiveTasks, V.maxFinalResponseBytes, V.maxEventBytes)) {
     const perTask = minimumBytesPerActiveTask(settings)
@@ -387,9 +396,10 @@ export const checkBridgeSettings = (
 
 const readBridgeVariables = Effect.gen(function* () {
   const raw = new Map<string, string | undefined>()
-  for (const entry of Object.values(BRIDGE_VARIABLES)) {
-    const value = yield* Config.option(Config.string(entry.variable)).pipe(Effect.orDie)
-    raw.set(entry.variable, Option.getOrUndefined(value))
+  const names = [...Object.values(BRIDGE_VARIABLES).map((e) => e.variable), ...BASE_DIRECTORY_VARIABLES]
+  for (const name of names) {
+    const value = yield* Config.option(Config.string(name)).pipe(Effect.orDie)
+    raw.set(name, Option.getOrUndefined(value))
   }
   return raw
 })

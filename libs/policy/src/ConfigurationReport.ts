@@ -1,8 +1,15 @@
+import { Either } from "effect"
 import { BRIDGE_VARIABLES, type BridgeSettings, checkBridgeSettings } from "./BridgeSettings.js"
 import { environmentSources } from "./Configuration.js"
 import type { ConfigurationError } from "./ConfigurationError.js"
 import type { Entry } from "./GlobalSettings.js"
 import { fellBack, isUnset } from "./Parsers.js"
+import {
+  type ResolvedRuntimePath,
+  resolveBridgeSocket,
+  resolveLockDir,
+  resolveStateDir
+} from "./RuntimePaths.js"
 import { checkServerConfiguration, type ServerConfiguration } from "./ServerConfiguration.js"
 import { type InspectSlotDirectory, inspectSlotDirectory } from "./SlotDirectory.js"
 import { unknownVariableNames } from "./UnknownVariables.js"
@@ -43,6 +50,12 @@ export interface ConfigurationReport {
   /** The bridge's settings, when the Agent Bridge is enabled. */
   readonly bridge: BridgeSettings | undefined
   readonly unknownVariables: ReadonlyArray<string>
+  /**
+   * The bridge's socket, lock and state paths as both processes resolve them, each with where it
+   * came from (its variable, the system layout, XDG_DATA_HOME/XDG_STATE_HOME or the HOME
+   * fallback), when the Agent Bridge is enabled; a path whose variable is in error is left out.
+   */
+  readonly runtimePaths: ReadonlyArray<ResolvedRuntimePath>
 }
 
 const display = (entry: Entry<unknown>, value: unknown): string => {
@@ -141,6 +154,11 @@ export const inspectConfiguration = (
       message: `${unknownVariables.length} variable(s) that ServerFS does not read (misspelled?): ${unknownVariables.join(", ")}`
     })
   }
+  const runtimePaths = global.agentBridgeEnabled
+    ? [resolveBridgeSocket(lookup), resolveLockDir(lookup), resolveStateDir(lookup)].flatMap((resolved) =>
+        Either.isRight(resolved) && !failed.has(resolved.right.variable) ? [resolved.right] : []
+      )
+    : []
   return {
     envFile: sources.envFile ?? null,
     errors,
@@ -148,6 +166,7 @@ export const inspectConfiguration = (
     settings,
     configuration: checked.configuration,
     bridge: bridgeChecked?.settings,
-    unknownVariables
+    unknownVariables,
+    runtimePaths
   }
 }

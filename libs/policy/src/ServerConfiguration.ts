@@ -4,6 +4,12 @@ import { ConfigurationError } from "./ConfigurationError.js"
 import { type GlobalSettings, parseEntriesAll } from "./GlobalSettings.js"
 import { strictBool } from "./Parsers.js"
 import { attempt, Collector, fail, type Lookup, read, requireValid } from "./ProblemCollector.js"
+import {
+  BASE_DIRECTORY_VARIABLES,
+  type ResolvedRuntimePath,
+  resolveBridgeSocket,
+  resolveLockDir
+} from "./RuntimePaths.js"
 import { boundedGlobs, parseSlot } from "./SlotConfiguration.js"
 import type { InspectSlotDirectory } from "./SlotDirectory.js"
 import { GLOBAL_VARIABLES, UNSUPPORTED_SWITCHES } from "./Variables.js"
@@ -33,6 +39,7 @@ export const SLOT_COUNT = 16
 /** Every variable name the loader may read, so an Effect Config layer can fetch them up front. */
 export const configurationVariableNames = (): ReadonlyArray<string> => {
   const names = new Set<string>(Object.values(GLOBAL_VARIABLES).map((e) => e.variable))
+  for (const base of BASE_DIRECTORY_VARIABLES) names.add(base)
   for (const s of UNSUPPORTED_SWITCHES) if (!s.variable.startsWith("WORKDIR_")) names.add(s.variable)
   for (let slot = 1; slot <= SLOT_COUNT; slot++) {
     for (const suffix of WORKDIR_SUFFIXES) names.add(`WORKDIR_${slotId(slot)}_${suffix}`)
@@ -93,18 +100,32 @@ const parseGlobal = (c: Collector, lookup: Lookup): GlobalSettings => {
       )
     }
   })
-  attempt(c, () => {
-    if (global.agentBridgeEnabled && !global.agentLockDir.startsWith("/")) {
-      fail(G.agentLockDir.variable, "must be an absolute path when the Agent Bridge is enabled")
-    }
-  })
-  attempt(c, () => {
-    if (global.agentBridgeEnabled && !global.agentBridgeSocket.startsWith("/")) {
-      fail(G.agentBridgeSocket.variable, "must be an absolute path when the Agent Bridge is enabled")
-    }
-  })
-  return global
+  // The user-scoped defaults (spec v0.3 §6): needed, and so required, only with the bridge on.
+  const agentLockDir = runtimePath(c, global.agentBridgeEnabled, resolveLockDir(lookup))
+  const agentBridgeSocket = runtimePath(c, global.agentBridgeEnabled, resolveBridgeSocket(lookup))
+  return { ...global, agentLockDir, agentBridgeSocket }
 }
+
+/**
+ * A resolved runtime path; with the bridge enabled it must be absolute, and a missing default is
+ * an error. With the bridge off nothing uses it: an unresolvable default is left empty.
+ */
+const runtimePath = (
+  c: Collector,
+  bridgeEnabled: boolean,
+  resolved: Either.Either<ResolvedRuntimePath, ConfigurationError>
+): string =>
+  attempt(c, () => {
+    if (Either.isLeft(resolved)) {
+      if (bridgeEnabled) fail(resolved.left.variable, resolved.left.problem)
+      return ""
+    }
+    const { variable, path: value } = resolved.right
+    if (bridgeEnabled && !path.isAbsolute(value)) {
+      fail(variable, "must be an absolute path when the Agent Bridge is enabled")
+    }
+    return value
+  }) ?? ""
 
 /** The configuration with every problem found (`serverfs config check`); see parseServerConfiguration. */
 export interface ConfigurationCheck {

@@ -24,14 +24,13 @@ import {
   strictIntIn,
   text
 } from "./Parsers.js"
+import { DOCUMENTED_DEFAULTS, SYSTEM_BRIDGE_SOCKET, SYSTEM_LOCK_DIR } from "./RuntimePaths.js"
 
 /**
  * The configuration surface as data: every variable with its parser, default and meaning. The
  * loader parses from this table and docs/configuration.md is generated from it, so the two
  * cannot drift (scripts/docs-config.mjs --check runs in the test command).
  */
-const DEFAULT_BRIDGE_SOCKET = "/run/serverfs-agent-bridge/bridge.sock"
-const DEFAULT_LOCK_DIR = "/run/serverfs-agent-locks"
 
 const globalAgentMode: Parse<AgentModeSetting> = (raw) =>
   Either.map(agentMode(raw), (mode) => mode ?? "disabled")
@@ -237,9 +236,10 @@ export const GLOBAL_VARIABLES: { readonly [K in keyof GlobalSettings]: Entry<Glo
   agentBridgeSocket: {
     variable: "SERVERFS_AGENT_BRIDGE_SOCKET",
     kind: "absolute path",
-    default: DEFAULT_BRIDGE_SOCKET,
-    parse: text(DEFAULT_BRIDGE_SOCKET),
-    description: "Unix socket of the Agent Bridge."
+    default: DOCUMENTED_DEFAULTS.socket,
+    // Unset parses to "": the loader resolves the user-scoped default (RuntimePaths.ts).
+    parse: text(""),
+    description: `Unix socket of the Agent Bridge; the same for both processes. The bridge creates it (0600, or 0660 in shared mode) in a directory it creates with missing parents (0700, or 0750 in shared mode); serverfs-mcp only connects. System layout: \`${SYSTEM_BRIDGE_SOCKET}\`. With neither this, XDG_DATA_HOME nor HOME absolute, an enabled bridge stops startup.`
   },
   agentBridgeTimeoutSeconds: {
     variable: "SERVERFS_AGENT_BRIDGE_TIMEOUT_SECONDS",
@@ -251,10 +251,9 @@ export const GLOBAL_VARIABLES: { readonly [K in keyof GlobalSettings]: Entry<Glo
   agentLockDir: {
     variable: "SERVERFS_AGENT_LOCK_DIR",
     kind: "absolute path",
-    default: DEFAULT_LOCK_DIR,
-    parse: text(DEFAULT_LOCK_DIR),
-    description:
-      "Directory of the per-slot lease lock files the bridge pre-creates; must be absolute when the bridge is enabled."
+    default: DOCUMENTED_DEFAULTS.lockDir,
+    parse: text(""),
+    description: `Directory of the per-slot lease lock files the bridge pre-creates (with missing parents; 0700/0600, or 0750/0640 in shared mode); serverfs-mcp only opens them read-only. Must be absolute when the bridge is enabled. System layout: \`${SYSTEM_LOCK_DIR}\`. With neither this, XDG_DATA_HOME nor HOME absolute, an enabled bridge stops startup.`
   },
   fileIngressEnabled: {
     variable: "SERVERFS_FILE_INGRESS_ENABLED",

@@ -134,6 +134,17 @@ export {
   resolvePath
 } from "./ResolvedPath.js"
 export {
+  BASE_DIRECTORY_VARIABLES,
+  BRIDGE_DIRECTORY_NAME,
+  type PathOrigin,
+  type ResolvedRuntimePath,
+  resolveBridgeSocket,
+  resolveLockDir,
+  resolveStateDir,
+  SYSTEM_BRIDGE_SOCKET,
+  SYSTEM_LOCK_DIR
+} from "./RuntimePaths.js"
+export {
   type ConfigurationCheck,
   checkServerConfiguration,
   configurationVariableNames,

@@ -8,7 +8,8 @@ import { ConfigProvider, Effect, Either } from "effect"
 
 const load = (env: Record<string, string>) =>
   Effect.either(loadBridgeSettings).pipe(
-    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(env))))
+    // A login environment: the state directory defaults under HOME (runtimePaths.test.ts).
+    Effect.withConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ HOME: "/home/t", ...env }))))
   )
 
 describe("SERVERFS_AGENT_RESULT_SPOOL_THRESHOLD_BYTES", () => {

@@ -71,10 +71,16 @@ const dir = (i: number): string => {
 
 type Vars = Readonly<Record<string, string>>
 
+/**
+ * The HOME of every test environment (like a login environment): the bridge's paths default
+ * under it (runtimePaths.test.ts has the resolution table, including HOME unset).
+ */
+const TEST_HOME = "/home/serverfs-test"
+
 const lookupOf =
   (vars: Vars) =>
   (name: string): string | undefined =>
-    Object.hasOwn(vars, name) ? vars[name] : undefined
+    Object.hasOwn(vars, name) ? vars[name] : name === "HOME" ? TEST_HOME : undefined
 
 const parse = (vars: Vars, inspect: InspectSlotDirectory = inspectSlotDirectory) =>
   parseServerConfiguration(lookupOf(vars), inspect)
@@ -154,9 +160,9 @@ describe("global settings: defaults (tool-contracts §4.1)", () => {
       agentMode: "disabled",
       agentRuntimes: [],
       agentBridgeEnabled: false,
-      agentBridgeSocket: "/run/serverfs-agent-bridge/bridge.sock",
+      agentBridgeSocket: `${TEST_HOME}/.local/share/serverfs-agent-bridge/runtime/socket/bridge.sock`,
       agentBridgeTimeoutSeconds: 30,
-      agentLockDir: "/run/serverfs-agent-locks",
+      agentLockDir: `${TEST_HOME}/.local/share/serverfs-agent-bridge/runtime/locks`,
       fileIngressEnabled: false,
       fileIngressTimeoutSeconds: 30,
       fileIngressAllowedHosts: [],
@@ -166,7 +172,9 @@ describe("global settings: defaults (tool-contracts §4.1)", () => {
     } satisfies GlobalSettings)
   })
 
-  it.each(Object.entries(GLOBAL_VARIABLES))(
+  // The bridge's socket and lock directory default from the environment (runtimePaths.test.ts).
+  const RESOLVED_FROM_ENVIRONMENT = new Set(["agentBridgeSocket", "agentLockDir"])
+  it.each(Object.entries(GLOBAL_VARIABLES).filter(([key]) => !RESOLVED_FROM_ENVIRONMENT.has(key)))(
     "%s: the documented default parses to the value used when unset",
     (key, entry) => {
       const config = loaded({})
@@ -1079,7 +1087,7 @@ describe("configurationVariableNames", () => {
 // ---------------------------------------------------------------------------------------------
 
 const providerLayer = (vars: Vars) =>
-  Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries(vars))))
+  Layer.setConfigProvider(ConfigProvider.fromMap(new Map(Object.entries({ HOME: TEST_HOME, ...vars }))))
 
 const registryLayer = (vars: Vars) =>
   WorkdirRegistry.Default.pipe(Layer.provideMerge(Configuration.Default), Layer.provide(providerLayer(vars)))

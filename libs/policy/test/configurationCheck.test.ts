@@ -20,7 +20,9 @@ import { decideProgramArguments } from "../src/ProgramArguments.js"
  * stopping on the first, which must be exactly the one the pass collected first.
  */
 const directory: InspectSlotDirectory = () => ({ _tag: "directory" })
-const lookupOf = (vars: Record<string, string>) => (name: string) => vars[name]
+/** A login environment (HOME set): the bridge's paths have their user-scoped defaults. */
+const lookupOf = (vars: Record<string, string>) => (name: string) =>
+  name === "HOME" ? (vars[name] ?? "/home/t") : vars[name]
 const located = () => ({ chain: ["1:1"], isFilesystemRoot: false })
 let inode = 0
 const distinct = () => ({ chain: [`9:${++inode}`, "9:1"], isFilesystemRoot: false })

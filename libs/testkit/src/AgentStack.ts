@@ -98,16 +98,20 @@ const exited = (child: ChildProcess): Promise<void> =>
 
 /**
  * The bridge as a supervised child: started with `env` (plus PATH), considered up once it logs
- * `bridge_started`. A start that exits or stays silent fails with its stderr.
+ * `bridge_started`. A start that exits or stays silent fails with its stderr. `command`, like
+ * startMcp's, runs it through a wrapper ending with the node binary (e.g. setpriv … node).
  */
-export const startBridgeProcess = async (env: Readonly<Record<string, string>>): Promise<BridgeProcess> => {
+export const startBridgeProcess = async (
+  env: Readonly<Record<string, string>>,
+  command: ReadonlyArray<string> = []
+): Promise<BridgeProcess> => {
   installExitHook()
   const lines: string[] = []
   let child: ChildProcess | undefined
 
   const launch = (): Promise<void> =>
     new Promise<void>((resolve, reject) => {
-      const proc = spawn(process.execPath, [bridgeMain], {
+      const proc = spawn(command[0] ?? process.execPath, [...command.slice(1), bridgeMain], {
         env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env },
         stdio: ["ignore", "ignore", "pipe"]
       })

@@ -4,6 +4,7 @@ import {
   ConfigurationErrors,
   type ConfigurationReport,
   inspectConfiguration,
+  type ResolvedRuntimePath,
   type ServerConfiguration,
   slotId
 } from "@serverfs/policy"
@@ -20,7 +21,8 @@ import { printable, renderTable } from "../output/Table.js"
  *
  * Host paths of workdirs are not printed (aliases and slots only): the report is safe to paste
  * into a ticket. The env file's path and the bridge's own paths (socket, lock and state
- * directories) are settings the operator chose and needs to see, so they are shown.
+ * directories) are settings the operator chose and needs to see, so they are shown, with where
+ * each came from when the bridge is enabled: a variable, or the user-scoped XDG default.
  */
 
 /** A value longer than this is cut in the human table (the JSON has it whole). */
@@ -57,6 +59,36 @@ const cut = (text: string): string => {
   return chars.length > SHOWN_VALUE_CHARS ? `${chars.slice(0, SHOWN_VALUE_CHARS - 1).join("")}…` : text
 }
 
+/** Where a path came from, in words an operator can act on. */
+export const originText = ({ variable, origin }: ResolvedRuntimePath): string => {
+  switch (origin) {
+    case "variable":
+      return `${variable} is set`
+    case "system layout":
+      return `${variable} is set (system layout)`
+    case "XDG_DATA_HOME":
+    case "XDG_STATE_HOME":
+      return `default under ${origin}`
+    case "HOME":
+      return `default under HOME (${variable === "SERVERFS_AGENT_BRIDGE_STATE_DIR" ? "~/.local/state: XDG_STATE_HOME" : "~/.local/share: XDG_DATA_HOME"} unset or relative)`
+  }
+}
+
+const PATH_NAMES: Readonly<Record<string, string>> = {
+  SERVERFS_AGENT_BRIDGE_SOCKET: "socket",
+  SERVERFS_AGENT_LOCK_DIR: "lock directory",
+  SERVERFS_AGENT_BRIDGE_STATE_DIR: "state directory"
+}
+
+/** The bridge's paths, whole (the operator compares them between the two processes' configurations). */
+const renderRuntimePaths = (paths: ReadonlyArray<ResolvedRuntimePath>): string =>
+  [
+    "agent bridge paths (the same for serverfs-mcp and serverfs-bridge of this user):",
+    ...paths.map(
+      (p) => `  ${PATH_NAMES[p.variable] ?? p.variable}: ${printable(p.path)}\n    from: ${originText(p)}`
+    )
+  ].join("\n")
+
 /** The human report (stdout). Errors are not in it: they are the stderr lines. */
 export const renderReport = (report: ConfigurationReport): string => {
   const sections: Array<string> = [
@@ -74,6 +106,7 @@ export const renderReport = (report: ConfigurationReport): string => {
       { header: "SOURCE", cell: (s) => s.source }
     ])
   )
+  if (report.runtimePaths.length > 0) sections.push(renderRuntimePaths(report.runtimePaths))
   for (const w of report.warnings) {
     sections.push(`warning: ${w.variable === null ? "" : `${w.variable}: `}${printable(w.message)}`)
   }
@@ -97,7 +130,8 @@ export const reportJson = (report: ConfigurationReport) => ({
           agentRuntimes: w.agentRuntimes
         }))
       : [],
-  unknownVariables: report.unknownVariables
+  unknownVariables: report.unknownVariables,
+  runtimePaths: report.runtimePaths.map((p) => ({ variable: p.variable, path: p.path, origin: p.origin }))
 })
 
 /** The report of this process's environment (the CLI's own uid decides the root warning). */

@@ -203,7 +203,9 @@ describe("binary transfer over stdio", () => {
       WORKDIR_01_READ_ONLY: "false",
       WORKDIR_01_BINARY_TRANSFER_ENABLED: "true",
       SERVERFS_AGENT_BRIDGE_ENABLED: "true",
-      SERVERFS_AGENT_LOCK_DIR: locks
+      SERVERFS_AGENT_LOCK_DIR: locks,
+      // Set explicitly: the test environment has no HOME for the user-scoped default.
+      SERVERFS_AGENT_BRIDGE_SOCKET: `${locks}.sock`
     })
     const holder = spawn(process.execPath, [lockHolder, lockFile], { stdio: ["pipe", "pipe", "inherit"] })
     try {

@@ -395,7 +395,9 @@ describe("the Agent Bridge lease over stdio", () => {
       WORKDIR_01_PATH: leased,
       WORKDIR_01_READ_ONLY: "false",
       SERVERFS_AGENT_BRIDGE_ENABLED: "true",
-      SERVERFS_AGENT_LOCK_DIR: locks
+      SERVERFS_AGENT_LOCK_DIR: locks,
+      // Set explicitly: the test environment has no HOME for the user-scoped default.
+      SERVERFS_AGENT_BRIDGE_SOCKET: path.join(tree.base, "run", "bridge.sock")
     })
     try {
       const holder = await holdLease(lockFile)

@@ -64,7 +64,9 @@ const probe = (effect: Effect.Effect<string>) =>
                 ["WORKDIR_01_PATH", path.join(base, "wd")],
                 ["WORKDIR_01_READ_ONLY", "false"],
                 ["SERVERFS_AGENT_BRIDGE_ENABLED", "true"],
-                ["SERVERFS_AGENT_LOCK_DIR", path.join(base, "locks")]
+                ["SERVERFS_AGENT_LOCK_DIR", path.join(base, "locks")],
+                // Set explicitly: this environment has no HOME for the user-scoped default.
+                ["SERVERFS_AGENT_BRIDGE_SOCKET", path.join(base, "run", "bridge.sock")]
               ])
             )
           )

@@ -613,7 +613,12 @@ describe("the writer lease", () => {
             }).pipe(Effect.ensuring(Effect.promise(() => holder.release())))
             expect((yield* h.upload("new.bin", { data_base64: b64(PNG) })).created).toBe(true)
           }),
-        { SERVERFS_AGENT_BRIDGE_ENABLED: "true", SERVERFS_AGENT_LOCK_DIR: locks }
+        {
+          SERVERFS_AGENT_BRIDGE_ENABLED: "true",
+          SERVERFS_AGENT_LOCK_DIR: locks,
+          // Set explicitly: this environment has no HOME for the user-scoped default.
+          SERVERFS_AGENT_BRIDGE_SOCKET: `${locks}.sock`
+        }
       )
     }
   )

@@ -59,6 +59,8 @@ const bridgeVars = (slot = "01", extra: Vars = {}): Vars => ({
   [`WORKDIR_${slot}_READ_ONLY`]: "false",
   SERVERFS_AGENT_BRIDGE_ENABLED: "true",
   SERVERFS_AGENT_LOCK_DIR: locks,
+  // Set explicitly: this environment has no HOME for the user-scoped default.
+  SERVERFS_AGENT_BRIDGE_SOCKET: path.join(locks, "..", "bridge.sock"),
   ...extra
 })
 
