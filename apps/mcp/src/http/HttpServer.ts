@@ -98,6 +98,11 @@ export const serveHttp = (
     })
 
     const shutdown = Effect.gen(function* () {
+      yield* audit.emit("INFO", "shutdown_requested", {
+        transport: "http",
+        sessions: sessions.count(),
+        requests_in_flight: sessions.postsInFlight()
+      })
       draining = true
       server.close()
       server.closeIdleConnections()
