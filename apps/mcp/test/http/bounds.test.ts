@@ -79,6 +79,12 @@ describe("the HTTP bounds", () => {
     expect(text).toMatch(/^HTTP\/1\.1 (400|413) /)
   })
 
+  it("refuses an oversized request head with 431", async () => {
+    const head = `GET /healthz HTTP/1.1\r\n${hostHeader()}X-Big: ${"a".repeat(20_000)}\r\n\r\n`
+    const { text } = await rawExchange(mcp.port, head, () => undefined, 20_000)
+    expect(text).toMatch(/^HTTP\/1\.1 431 /)
+  })
+
   it("cuts off a client that trickles its headers (slowloris)", async () => {
     let timer: NodeJS.Timeout | undefined
     const { closed, text } = await rawExchange(
