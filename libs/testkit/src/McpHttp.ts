@@ -43,7 +43,7 @@ export interface McpHttpOptions {
   readonly token?: string
   /** Connect `client` (default true); false leaves it unconnected, for raw-request tests. */
   readonly connect?: boolean
-  /** Longest wait for the listening line (default 20 s). */
+  /** Longest wait for the listening line (default 60 s: a loaded CI machine starts Node slowly). */
   readonly startTimeoutMs?: number
 }
 
@@ -112,7 +112,7 @@ export const startMcpHttp = async (
   if (pid === undefined) throw new Error("serverfs-mcp did not start")
   let port: number
   try {
-    port = await waitListening(child, stderrLines, options.startTimeoutMs ?? 20_000)
+    port = await waitListening(child, stderrLines, options.startTimeoutMs ?? 60_000)
   } catch (e) {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL")
     throw e

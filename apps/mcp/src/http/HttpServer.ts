@@ -4,7 +4,7 @@ import type { AddressInfo } from "node:net"
 import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { allowedHostsFor, type HttpSettings } from "@serverfs/policy"
 import { AuditLog, AuditSink } from "@serverfs/telemetry-local"
-import { Data, DateTime, Duration, Effect, Schedule, type Scope } from "effect"
+import { Data, DateTime, Duration, Effect, Runtime, Schedule, type Scope } from "effect"
 import { checkRequest, guardPolicy } from "./Guards.js"
 import { handleMcp, type McpRouteContext } from "./McpRoute.js"
 import { healthy, refuse } from "./Responses.js"
@@ -37,9 +37,11 @@ export const serveHttp = (
     const audit = yield* AuditLog
     const sink = yield* AuditSink
     const clock = yield* Effect.clock
+    const runFork = Runtime.runFork(yield* Effect.runtime<never>())
     const now = () => clock.unsafeCurrentTimeMillis()
     const sessions = makeSessions()
     let draining = false
+    let postsInFlight = 0
     let drained: (() => void) | undefined
     // Set once the port is known (0 asks for an ephemeral one).
     let context: McpRouteContext | undefined
@@ -78,6 +80,15 @@ export const serveHttp = (
         refuse(res, 404, "Not Found")
         return
       }
+      if (req.method === "POST") {
+        // Counted from receipt (before its body is read), so a SIGTERM cannot fall between the
+        // request's arrival and its call: the shutdown waits for every POST counted here.
+        postsInFlight++
+        res.once("close", () => {
+          if (--postsInFlight === 0 && draining) drained?.()
+        })
+        runFork(audit.emit("DEBUG", "http_request", { transport: "http", method: "POST" }))
+      }
       handleMcp(context, req, res).catch(() => refuse(res, 500, "Internal Server Error", {}, true))
     })
     server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
@@ -106,14 +117,14 @@ export const serveHttp = (
       yield* audit.emit("INFO", "shutdown_requested", {
         transport: "http",
         sessions: sessions.count(),
-        requests_in_flight: sessions.postsInFlight()
+        requests_in_flight: postsInFlight
       })
       draining = true
       server.close()
       server.closeIdleConnections()
       // Calls in flight answer first (bounded by the grace), then every session closes.
       yield* Effect.async<void>((resume) => {
-        if (sessions.postsInFlight() === 0) resume(Effect.void)
+        if (postsInFlight === 0) resume(Effect.void)
         else drained = () => resume(Effect.void)
       }).pipe(Effect.timeout(Duration.seconds(settings.shutdownGraceSeconds)), Effect.ignore)
       yield* Effect.promise(() => sessions.closeAll())
@@ -136,10 +147,7 @@ export const serveHttp = (
       sessions,
       make: options.make,
       now,
-      newSessionId: randomUUID,
-      onPostEnded: () => {
-        if (draining && sessions.postsInFlight() === 0) drained?.()
-      }
+      newSessionId: randomUUID
     }
 
     // Idle expiry on the Clock: a session with nothing in flight and no request for the idle time

@@ -19,7 +19,6 @@ export interface McpRouteContext {
   readonly make: () => Server
   readonly now: () => number
   readonly newSessionId: () => string
-  readonly onPostEnded: () => void
 }
 
 const sessionHeader = (req: IncomingMessage): string | undefined => {
@@ -49,7 +48,6 @@ const track = (
       current[kind] = Math.max(0, current[kind] - 1)
       current.lastSeen = ctx.now()
     }
-    if (kind === "posts") ctx.onPostEnded()
   })
 }
 

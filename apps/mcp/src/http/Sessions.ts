@@ -29,8 +29,6 @@ export interface Sessions {
   readonly release: () => void
   /** Ids of sessions with nothing in flight and no request since `before`. */
   readonly idleSince: (before: number) => ReadonlyArray<string>
-  /** POSTs in flight across every session (the shutdown waits for them). */
-  readonly postsInFlight: () => number
 }
 
 export const makeSessions = (): Sessions => {
@@ -62,11 +60,6 @@ export const makeSessions = (): Sessions => {
     idleSince: (before) =>
       [...table.entries()]
         .filter(([, s]) => s.posts === 0 && s.streams === 0 && s.lastSeen < before)
-        .map(([id]) => id),
-    postsInFlight: () => {
-      let n = 0
-      for (const s of table.values()) n += s.posts
-      return n
-    }
+        .map(([id]) => id)
   }
 }

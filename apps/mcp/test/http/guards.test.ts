@@ -36,7 +36,7 @@ beforeAll(async () => {
     },
     { token: TOKEN }
   )
-}, 60_000)
+}, 120_000)
 afterAll(async () => {
   await mcp?.close()
   tree?.remove()

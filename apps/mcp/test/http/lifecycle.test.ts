@@ -33,14 +33,16 @@ const procNumbers = (pid: number) => ({
 
 describe("the HTTP server's lifecycle", () => {
   it("finishes a call in flight on SIGTERM, then exits 0", async () => {
-    const mcp = await startMcpHttp(env())
+    const mcp = await startMcpHttp({ ...env(), SERVERFS_LOG_LEVEL: "DEBUG" })
     try {
+      const posts = () => mcp.audit().filter((r) => r.event === "http_request").length
+      const before = posts()
       const call = mcp.client.callTool({
         name: "find_files",
         arguments: { workdir: "w", pattern: "**/*.none" }
       })
-      // SIGTERM once the server has the call in hand (its walk of 60 000 entries takes a while).
-      await new Promise((resolve) => setTimeout(resolve, 150))
+      // SIGTERM once the server has the call's POST in hand (its walk of 60 000 entries follows).
+      await mcp.auditWhen(() => posts() > before, 60_000)
       const exited = mcp.kill("SIGTERM")
       const result = await call
       expect(result.isError).not.toBe(true)
@@ -54,7 +56,7 @@ describe("the HTTP server's lifecycle", () => {
     } finally {
       await mcp.close()
     }
-  }, 60_000)
+  }, 180_000)
 
   it("leaves descriptors and memory flat after 200 sessions opened and closed", async () => {
     const mcp = await startMcpHttp(env(), { connect: false })
@@ -76,7 +78,7 @@ describe("the HTTP server's lifecycle", () => {
     } finally {
       await mcp.close()
     }
-  }, 120_000)
+  }, 240_000)
 })
 
 describe("configuration errors of the HTTP transport", () => {
@@ -84,7 +86,7 @@ describe("configuration errors of the HTTP transport", () => {
     spawnSync(process.execPath, [mcpMain], {
       env: { PATH: process.env.PATH ?? "/usr/bin", ...env(), SERVERFS_MCP_TRANSPORT: "http", ...extra },
       encoding: "utf8",
-      timeout: 30_000
+      timeout: 50_000
     })
   const firstLine = (stderr: string) => stderr.split("\n")[0] ?? ""
 
@@ -99,7 +101,7 @@ describe("configuration errors of the HTTP transport", () => {
     ],
     [{ SERVERFS_HTTP_ALLOWED_ORIGINS: "*" }, "SERVERFS_HTTP_ALLOWED_ORIGINS"],
     [{ SERVERFS_HTTP_MAX_BODY_BYTES: "70000" }, "SERVERFS_HTTP_MAX_BODY_BYTES"]
-  ])("%o stops startup with exit 2 naming %s", (extra, variable) => {
+  ])("%o stops startup with exit 2 naming %s", { timeout: 60_000 }, (extra, variable) => {
     const out = run(extra)
     expect(out.status).toBe(2)
     expect(firstLine(out.stderr)).toMatch(new RegExp(`^ServerFS: configuration error: ${variable}: `))
@@ -118,7 +120,7 @@ describe("configuration errors of the HTTP transport", () => {
     )
     await mcp.close()
     expect(await mcp.exited).toBe(0)
-  }, 60_000)
+  }, 120_000)
 
   it("refuses a token file that is group-readable, empty or missing, without printing it", () => {
     const secret = "tok-0123456789abcdefXYZ"
@@ -142,5 +144,5 @@ describe("configuration errors of the HTTP transport", () => {
     } finally {
       fs.rmSync(file, { force: true })
     }
-  }, 60_000)
+  }, 120_000)
 })
