@@ -90,7 +90,7 @@ const start = handleProgramArguments({
   name: "serverfs-mcp",
   version,
   description:
-    "The ServerFS MCP server: serves the configured workdirs to one MCP client over stdio\n(stdout carries protocol frames only; logs are JSON lines on stderr)."
+    "The ServerFS MCP server: serves the configured workdirs to one MCP client over stdio, or over\nStreamable HTTP with SERVERFS_MCP_TRANSPORT=http (docs/remote-access.md)\n(stdout carries protocol frames only; logs are JSON lines on stderr)."
 })
 
 if (start) {
