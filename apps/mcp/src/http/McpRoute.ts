@@ -87,12 +87,23 @@ export const handleMcp = async (
     refuse(res, 429, "Too Many Requests: this session has too many requests in flight")
     return
   }
+  // Counted from here, so a request still sending its body holds its place too.
+  if (session !== undefined) track(ctx, res, () => session, "posts")
   const body = await readBody(req, ctx.maxBodyBytes)
   if (body._tag === "Aborted") return
   if (body._tag === "TooLarge") {
-    // The connection closes after the answer: the rest of the body is never read.
-    refuse(res, 413, "Payload Too Large", {}, true)
-    res.once("finish", () => req.socket.destroySoon())
+    // A lingering close: the answer, then our side of the connection ends and what the client
+    // still sends is discarded (never accumulated) for at most a second, so the 413 reaches it
+    // instead of being lost to a reset of a connection with unread data.
+    refuse(res, 413, "Payload Too Large")
+    res.once("finish", () => {
+      const socket = req.socket
+      socket.end()
+      req.resume()
+      const timer = setTimeout(() => socket.destroy(), 1000)
+      timer.unref()
+      socket.once("close", () => clearTimeout(timer))
+    })
     return
   }
   let parsed: unknown
@@ -103,7 +114,6 @@ export const handleMcp = async (
     return
   }
   if (session !== undefined) {
-    track(ctx, res, () => session, "posts")
     await session.transport.handleRequest(req, res, parsed)
     return
   }

@@ -22,7 +22,9 @@ beforeAll(async () => {
       SERVERFS_HTTP_HEADERS_TIMEOUT_SECONDS: "2",
       SERVERFS_HTTP_REQUEST_TIMEOUT_SECONDS: "4",
       SERVERFS_HTTP_MAX_SESSIONS: "3",
-      SERVERFS_HTTP_SESSION_IDLE_SECONDS: "2"
+      SERVERFS_HTTP_SESSION_IDLE_SECONDS: "2",
+      SERVERFS_HTTP_MAX_REQUESTS_PER_SESSION: "1",
+      SERVERFS_LOG_LEVEL: "DEBUG"
     },
     { connect: false }
   )
@@ -119,6 +121,23 @@ describe("the HTTP bounds", () => {
     expect(typeof again).toBe("string")
     for (const id of [...ids.slice(1), again as string]) await closeSession(mcp.url, id)
   })
+
+  it("refuses a session's request beyond its in-flight bound with 429", async () => {
+    const id = (await openSession(mcp.url)) as string
+    const posts = () => mcp.audit().filter((r) => r.event === "http_request").length
+    const before = posts()
+    // The first request holds its place while it is still sending its body.
+    const held = rawExchange(
+      mcp.port,
+      `POST /mcp HTTP/1.1\r\n${hostHeader()}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\nMcp-Session-Id: ${id}\r\nContent-Length: 100\r\n\r\n{`,
+      () => undefined,
+      3_000
+    )
+    await mcp.auditWhen(() => posts() > before, 30_000)
+    expect((await listTools(mcp.url, id)).status).toBe(429)
+    await held
+    await closeSession(mcp.url, id)
+  }, 60_000)
 
   it("expires an idle session: its id then gets 404", async () => {
     const id = (await openSession(mcp.url)) as string
