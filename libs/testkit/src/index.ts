@@ -67,6 +67,12 @@ export {
   type ToolOutput
 } from "./FakeResponsesServer.js"
 export {
+  type McpHttp,
+  type McpHttpOptions,
+  scopedMcpHttp,
+  startMcpHttp
+} from "./McpHttp.js"
+export {
   type McpProcess,
   scopedMcp,
   startMcp
