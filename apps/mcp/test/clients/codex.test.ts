@@ -1,0 +1,118 @@
+/**
+ * Codex as an operator sets it up (docs/clients.md "Codex"): `codex mcp add` writes the
+ * config.toml entry. `codex mcp list` only lists that configuration — it never starts the
+ * server — so the connection is proven with `codex exec` against the loopback fake Responses
+ * API: the scripted "model" calls serverfs's `list_workdirs`, and the tool's real output comes
+ * back in Codex's next request. CODEX_HOME and HOME are throwaway directories.
+ */
+import * as fs from "node:fs"
+import * as path from "node:path"
+import {
+  type CodexHome,
+  cleanupCodexDaemon,
+  codexBin,
+  eventuallyAsync,
+  type FakeReply,
+  type FakeResponsesServer,
+  makeCodexHome,
+  makeTempTree,
+  mcpMain,
+  processesMentioning,
+  type RecordedRequest,
+  startFakeResponsesServer,
+  type TempTree
+} from "@serverfs/testkit"
+import { afterEach, beforeEach, describe, expect, it } from "vitest"
+import { excerpt, runCommand, serverCommand } from "./support.js"
+
+let tree: TempTree
+let server: FakeResponsesServer
+let home: CodexHome
+
+beforeEach(async () => {
+  tree = makeTempTree("sfc-codex-")
+  tree.file("notes.txt", "hello\n")
+  server = await startFakeResponsesServer()
+  fs.mkdirSync(path.join(tree.base, "home"))
+  // An unknown model slug: MCP tools are offered to the model directly, not behind tool_search.
+  home = makeCodexHome({
+    baseUrl: server.baseUrl,
+    parent: path.join(tree.base, "home"),
+    model: "fake-model",
+    approvalPolicy: "never"
+  })
+})
+
+afterEach(async () => {
+  if (home !== undefined) await cleanupCodexDaemon(home.path)
+  await server?.close()
+  tree?.remove()
+})
+
+const codex = (args: ReadonlyArray<string>) =>
+  runCommand(codexBin, args, {
+    env: { HOME: path.join(tree.base, "home"), CODEX_HOME: home.path },
+    cwd: tree.root
+  })
+
+/**
+ * The "model": Codex may sample before the MCP server is up, so until `mcp__serverfs` is offered
+ * it waits with a harmless command; then it calls list_workdirs once and answers with what it saw.
+ */
+const scriptOneToolCall = () => {
+  let called = false
+  const step = (request: RecordedRequest): FakeReply => {
+    if (called) return { type: "message", text: `model saw: ${request.toolOutputs.at(-1)?.output ?? ""}` }
+    if (!request.toolNames.includes("mcp__serverfs")) return { type: "shell", command: "sleep 0.3" }
+    called = true
+    return { type: "call", name: "list_workdirs", namespace: "mcp__serverfs", arguments: {} }
+  }
+  server.script(...Array.from({ length: 60 }, () => step))
+}
+
+describe("Codex: codex mcp add, codex mcp list, codex exec", () => {
+  it("stdio: the added server is stored as documented, listed, and `codex exec` calls its tool", async () => {
+    const added = await codex([
+      "mcp",
+      "add",
+      "serverfs",
+      "--env",
+      "WORKDIR_01_ALIAS=main",
+      "--env",
+      `WORKDIR_01_PATH=${tree.root}`,
+      "--",
+      serverCommand.command,
+      ...serverCommand.args
+    ])
+    expect(added.code, excerpt(added.stderr)).toBe(0)
+    // The config.toml block docs/clients.md shows.
+    expect(fs.readFileSync(home.configPath, "utf8")).toContain(
+      [
+        "[mcp_servers.serverfs]",
+        'command = "node"',
+        `args = ["${mcpMain}"]`,
+        "",
+        "[mcp_servers.serverfs.env]",
+        'WORKDIR_01_ALIAS = "main"',
+        `WORKDIR_01_PATH = "${tree.root}"`
+      ].join("\n")
+    )
+    const listed = await codex(["mcp", "list", "--json"])
+    expect(listed.code, excerpt(listed.stderr)).toBe(0)
+    expect(JSON.parse(listed.stdout)).toMatchObject([
+      { name: "serverfs", enabled: true, transport: { type: "stdio", command: "node", args: [mcpMain] } }
+    ])
+
+    scriptOneToolCall()
+    const ran = await codex(["exec", "--skip-git-repo-check", "list the workdirs"])
+    expect(ran.code, excerpt(ran.stderr)).toBe(0)
+    expect(ran.stderr).toContain("mcp: serverfs/list_workdirs (completed)")
+    expect(ran.stdout).toMatch(/^model saw: [\s\S]*"workdirs":\[\{"alias":"main"/)
+    const sent = server.requests().flatMap((r) => r.toolOutputs.map((o) => o.output))
+    expect(sent.some((output) => output.includes('"alias":"main"'))).toBe(true)
+    // Codex ends the server it started: nothing of this run (codex, serverfs-mcp) stays behind.
+    await eventuallyAsync("no process of the run left", () =>
+      processesMentioning(tree.base).length === 0 ? true : undefined
+    )
+  }, 180_000)
+})
