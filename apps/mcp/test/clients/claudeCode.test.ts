@@ -15,7 +15,7 @@ import {
   type TempTree
 } from "@serverfs/testkit"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { excerpt, runCommand, serverCommand } from "./support.js"
+import { excerpt, runCommand, serverCommand, startHttpServer } from "./support.js"
 
 let tree: TempTree
 let sandbox: ClaudeSandbox
@@ -84,5 +84,36 @@ describe("Claude Code: claude mcp add / claude mcp list", () => {
       .map((entry) => fs.readFileSync(path.join(entry.parentPath, entry.name), "utf8"))
       .join("\n")
     expect(logText).toContain("configuration error: WORKDIR_01_PATH")
+  }, 180_000)
+
+  it("http: `claude mcp add --transport http` with the bearer header, and `claude mcp list` reports it Connected", async () => {
+    const http = await startHttpServer(tree)
+    try {
+      const added = await claude([
+        "mcp",
+        "add",
+        "--transport",
+        "http",
+        "--scope",
+        "user",
+        "serverfs",
+        http.url,
+        "--header",
+        `Authorization: Bearer ${http.token}`
+      ])
+      expect(added.code, excerpt(added.stderr)).toBe(0)
+      expect((userConfig().mcpServers as Record<string, unknown>).serverfs).toEqual({
+        type: "http",
+        url: http.url,
+        headers: { Authorization: `Bearer ${http.token}` }
+      })
+      const listed = await claude(["mcp", "list"])
+      expect(listed.code, excerpt(listed.stderr)).toBe(0)
+      expect(listed.stdout).toMatch(/^serverfs: http:\/\/127\.0\.0\.1:\d+\/mcp \(HTTP\) - ✔ Connected$/m)
+      // The health check went through the token check: the server saw a session, not a 401.
+      expect(listed.stdout).not.toContain(http.token)
+    } finally {
+      await http.mcp.close()
+    }
   }, 180_000)
 })

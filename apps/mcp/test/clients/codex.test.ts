@@ -23,7 +23,7 @@ import {
   type TempTree
 } from "@serverfs/testkit"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { excerpt, runCommand, serverCommand } from "./support.js"
+import { excerpt, runCommand, serverCommand, startHttpServer } from "./support.js"
 
 let tree: TempTree
 let server: FakeResponsesServer
@@ -49,9 +49,9 @@ afterEach(async () => {
   tree?.remove()
 })
 
-const codex = (args: ReadonlyArray<string>) =>
+const codex = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
   runCommand(codexBin, args, {
-    env: { HOME: path.join(tree.base, "home"), CODEX_HOME: home.path },
+    env: { HOME: path.join(tree.base, "home"), CODEX_HOME: home.path, ...env },
     cwd: tree.root
   })
 
@@ -68,6 +68,17 @@ const scriptOneToolCall = () => {
     return { type: "call", name: "list_workdirs", namespace: "mcp__serverfs", arguments: {} }
   }
   server.script(...Array.from({ length: 60 }, () => step))
+}
+
+/** `codex exec`: the scripted model calls serverfs's list_workdirs and sees the real result. */
+const execCallsListWorkdirs = async (env: Record<string, string> = {}) => {
+  scriptOneToolCall()
+  const ran = await codex(["exec", "--skip-git-repo-check", "list the workdirs"], env)
+  expect(ran.code, excerpt(ran.stderr)).toBe(0)
+  expect(ran.stderr).toContain("mcp: serverfs/list_workdirs (completed)")
+  expect(ran.stdout).toMatch(/^model saw: [\s\S]*"workdirs":\[\{"alias":"main"/)
+  const sent = server.requests().flatMap((r) => r.toolOutputs.map((o) => o.output))
+  expect(sent.some((output) => output.includes('"alias":"main"'))).toBe(true)
 }
 
 describe("Codex: codex mcp add, codex mcp list, codex exec", () => {
@@ -103,16 +114,41 @@ describe("Codex: codex mcp add, codex mcp list, codex exec", () => {
       { name: "serverfs", enabled: true, transport: { type: "stdio", command: "node", args: [mcpMain] } }
     ])
 
-    scriptOneToolCall()
-    const ran = await codex(["exec", "--skip-git-repo-check", "list the workdirs"])
-    expect(ran.code, excerpt(ran.stderr)).toBe(0)
-    expect(ran.stderr).toContain("mcp: serverfs/list_workdirs (completed)")
-    expect(ran.stdout).toMatch(/^model saw: [\s\S]*"workdirs":\[\{"alias":"main"/)
-    const sent = server.requests().flatMap((r) => r.toolOutputs.map((o) => o.output))
-    expect(sent.some((output) => output.includes('"alias":"main"'))).toBe(true)
+    await execCallsListWorkdirs()
     // Codex ends the server it started: nothing of this run (codex, serverfs-mcp) stays behind.
     await eventuallyAsync("no process of the run left", () =>
       processesMentioning(tree.base).length === 0 ? true : undefined
     )
+  }, 180_000)
+
+  it("http: `codex mcp add --url --bearer-token-env-var`, listed, and `codex exec` calls its tool", async () => {
+    const http = await startHttpServer(tree)
+    try {
+      const added = await codex([
+        "mcp",
+        "add",
+        "serverfs",
+        "--url",
+        http.url,
+        "--bearer-token-env-var",
+        "SERVERFS_MCP_TOKEN"
+      ])
+      expect(added.code, excerpt(added.stderr)).toBe(0)
+      expect(fs.readFileSync(home.configPath, "utf8")).toContain(
+        ["[mcp_servers.serverfs]", `url = "${http.url}"`, 'bearer_token_env_var = "SERVERFS_MCP_TOKEN"'].join(
+          "\n"
+        )
+      )
+      const listed = await codex(["mcp", "list", "--json"])
+      expect(listed.code, excerpt(listed.stderr)).toBe(0)
+      expect(JSON.parse(listed.stdout)).toMatchObject([
+        { name: "serverfs", enabled: true, transport: { type: "streamable_http", url: http.url } }
+      ])
+      // The token reaches Codex through its environment only, never through config.toml.
+      expect(fs.readFileSync(home.configPath, "utf8")).not.toContain(http.token)
+      await execCallsListWorkdirs({ SERVERFS_MCP_TOKEN: http.token })
+    } finally {
+      await http.mcp.close()
+    }
   }, 180_000)
 })

@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { makeTempTree, type TempTree } from "@serverfs/testkit"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { excerpt, inspectorCli, runCommand, serverCommand } from "./support.js"
+import { excerpt, inspectorCli, runCommand, serverCommand, startHttpServer } from "./support.js"
 
 let tree: TempTree
 let cwd: string
@@ -37,8 +37,10 @@ const stdioTarget = () => [
   ...serverCommand.args
 ]
 
+const run = (args: ReadonlyArray<string>) => runCommand(inspectorCli, args, { env: { HOME: tree.base }, cwd })
+
 const inspector = async (args: ReadonlyArray<string>) => {
-  const result = await runCommand(inspectorCli, args, { env: { HOME: tree.base }, cwd })
+  const result = await run(args)
   expect(result.code, excerpt(result.stderr)).toBe(0)
   return JSON.parse(result.stdout) as Record<string, unknown>
 }
@@ -69,4 +71,38 @@ describe("MCP Inspector CLI", () => {
       content: "line one\nline two\n"
     })
   }, 120_000)
+
+  it("http: tools/list and tools/call with the bearer header; a wrong token is refused", async () => {
+    const http = await startHttpServer(tree)
+    try {
+      const target = (token: string) => [
+        "--cli",
+        http.url,
+        "--transport",
+        "http",
+        "--header",
+        `Authorization: Bearer ${token}`
+      ]
+      const listed = await inspector([...target(http.token), "--method", "tools/list"])
+      const names = (listed.tools as ReadonlyArray<{ readonly name: string }>).map((t) => t.name)
+      expect(names).toEqual(expect.arrayContaining(["list_workdirs", "read_text_file"]))
+      const called = await inspector([
+        ...target(http.token),
+        "--method",
+        "tools/call",
+        "--tool-name",
+        "read_text_file",
+        "--tool-arg",
+        "workdir=main",
+        "--tool-arg",
+        "path=notes.txt"
+      ])
+      expect(called.structuredContent).toMatchObject({ content: "line one\nline two\n" })
+      const refused = await run([...target("not-the-token-at-all"), "--method", "tools/list"])
+      expect(refused.code).not.toBe(0)
+      expect(refused.stdout).not.toContain("list_workdirs")
+    } finally {
+      await http.mcp.close()
+    }
+  }, 180_000)
 })

@@ -1,6 +1,8 @@
 import { spawn } from "node:child_process"
+import { randomBytes } from "node:crypto"
+import * as fs from "node:fs"
 import * as path from "node:path"
-import { mcpMain, repoRoot } from "@serverfs/testkit"
+import { type McpHttp, mcpMain, repoRoot, startMcpHttp, type TempTree } from "@serverfs/testkit"
 
 /**
  * Running a real MCP client's own command line (claude, codex, the MCP Inspector CLI) the way an
@@ -61,3 +63,28 @@ export const inspectorCli = path.join(repoRoot, "node_modules", ".bin", "mcp-ins
 
 /** A string shown in a failure message without the temp paths of this run. */
 export const excerpt = (text: string): string => text.slice(-2_000)
+
+/** serverfs-mcp over Streamable HTTP on an ephemeral loopback port, with a bearer token file. */
+export interface HttpServer {
+  readonly mcp: McpHttp
+  /** `http://127.0.0.1:<port>/mcp`. */
+  readonly url: string
+  readonly token: string
+}
+
+/**
+ * The server as docs/clients.md runs it for HTTP clients: SERVERFS_MCP_TRANSPORT=http, the token
+ * in a 0600 file, workdir `main` = the tree's root. The testkit reads the port from the
+ * `http_listening` line (SERVERFS_HTTP_PORT=0); the Host allowlist is the loopback default.
+ */
+export const startHttpServer = async (tree: TempTree): Promise<HttpServer> => {
+  const token = randomBytes(24).toString("hex")
+  const tokenFile = path.join(tree.base, "mcp-token")
+  fs.writeFileSync(tokenFile, `${token}\n`, { mode: 0o600 })
+  const mcp = await startMcpHttp(
+    { WORKDIR_01_ALIAS: "main", WORKDIR_01_PATH: tree.root, SERVERFS_HTTP_TOKEN_FILE: tokenFile },
+    // A loaded CI machine can take tens of seconds to start node; the bound is liveness only.
+    { token, connect: false, startTimeoutMs: 60_000 }
+  )
+  return { mcp, url: mcp.url, token }
+}
