@@ -15,7 +15,7 @@ import {
   type TempTree
 } from "@serverfs/testkit"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { excerpt, runCommand, serverCommand, startHttpServer } from "./support.js"
+import { excerpt, runCommand, serverCommand, startHttpServer, titleUnless } from "./support.js"
 
 let tree: TempTree
 let sandbox: ClaudeSandbox
@@ -32,8 +32,16 @@ afterEach(() => {
   tree?.remove()
 })
 
+const claudeBinary = (() => {
+  try {
+    return bundledClaudeBinary()
+  } catch {
+    return undefined
+  }
+})()
+
 const claude = (args: ReadonlyArray<string>) =>
-  runCommand(bundledClaudeBinary(), args, { env: sandbox.env, cwd: tree.base })
+  runCommand(claudeBinary ?? "claude", args, { env: sandbox.env, cwd: tree.base })
 
 const addStdio = (workdirPath: string) =>
   claude([
@@ -54,66 +62,73 @@ const addStdio = (workdirPath: string) =>
 const userConfig = (): Record<string, unknown> =>
   JSON.parse(fs.readFileSync(path.join(sandbox.configDir, ".claude.json"), "utf8")) as Record<string, unknown>
 
-describe("Claude Code: claude mcp add / claude mcp list", () => {
-  it("stdio: the added server is stored as documented and `claude mcp list` reports it Connected", async () => {
-    const added = await addStdio(tree.root)
-    expect(added.code, excerpt(added.stderr)).toBe(0)
-    // The same entry docs/clients.md shows for .mcp.json / the user config.
-    expect((userConfig().mcpServers as Record<string, unknown>).serverfs).toEqual({
-      type: "stdio",
-      command: "node",
-      args: [mcpMain],
-      env: { WORKDIR_01_ALIAS: "main", WORKDIR_01_PATH: tree.root }
-    })
-    const listed = await claude(["mcp", "list"])
-    expect(listed.code, excerpt(listed.stderr)).toBe(0)
-    expect(listed.stdout).toMatch(/^serverfs: node .*main\.js - ✔ Connected$/m)
-  }, 180_000)
-
-  it("stdio, a configuration error: `claude mcp list` says Failed and the reason is in Claude's MCP log", async () => {
-    const added = await addStdio(path.join(tree.base, "missing"))
-    expect(added.code, excerpt(added.stderr)).toBe(0)
-    const listed = await claude(["mcp", "list"])
-    expect(listed.stdout).toMatch(/^serverfs: .* - ✘ Failed to connect/m)
-    expect(listed.stdout).not.toContain("Connected")
-    // docs/clients.md "Where the server's errors show": $XDG_CACHE_HOME/claude-cli-nodejs/<project>/mcp-logs-serverfs/.
-    const logs = path.join(sandbox.env.XDG_CACHE_HOME ?? "", "claude-cli-nodejs")
-    const logText = fs
-      .readdirSync(logs, { recursive: true, withFileTypes: true })
-      .filter((entry) => entry.isFile() && path.basename(entry.parentPath) === "mcp-logs-serverfs")
-      .map((entry) => fs.readFileSync(path.join(entry.parentPath, entry.name), "utf8"))
-      .join("\n")
-    expect(logText).toContain("configuration error: WORKDIR_01_PATH")
-  }, 180_000)
-
-  it("http: `claude mcp add --transport http` with the bearer header, and `claude mcp list` reports it Connected", async () => {
-    const http = await startHttpServer(tree)
-    try {
-      const added = await claude([
-        "mcp",
-        "add",
-        "--transport",
-        "http",
-        "--scope",
-        "user",
-        "serverfs",
-        http.url,
-        "--header",
-        `Authorization: Bearer ${http.token}`
-      ])
+describe.skipIf(claudeBinary === undefined)(
+  titleUnless(
+    "Claude Code: claude mcp add / claude mcp list",
+    claudeBinary,
+    "the Agent SDK's Claude Code binary"
+  ),
+  () => {
+    it("stdio: the added server is stored as documented and `claude mcp list` reports it Connected", async () => {
+      const added = await addStdio(tree.root)
       expect(added.code, excerpt(added.stderr)).toBe(0)
+      // The same entry docs/clients.md shows for .mcp.json / the user config.
       expect((userConfig().mcpServers as Record<string, unknown>).serverfs).toEqual({
-        type: "http",
-        url: http.url,
-        headers: { Authorization: `Bearer ${http.token}` }
+        type: "stdio",
+        command: "node",
+        args: [mcpMain],
+        env: { WORKDIR_01_ALIAS: "main", WORKDIR_01_PATH: tree.root }
       })
       const listed = await claude(["mcp", "list"])
       expect(listed.code, excerpt(listed.stderr)).toBe(0)
-      expect(listed.stdout).toMatch(/^serverfs: http:\/\/127\.0\.0\.1:\d+\/mcp \(HTTP\) - ✔ Connected$/m)
-      // The health check went through the token check: the server saw a session, not a 401.
-      expect(listed.stdout).not.toContain(http.token)
-    } finally {
-      await http.mcp.close()
-    }
-  }, 180_000)
-})
+      expect(listed.stdout).toMatch(/^serverfs: node .*main\.js - ✔ Connected$/m)
+    }, 180_000)
+
+    it("stdio, a configuration error: `claude mcp list` says Failed and the reason is in Claude's MCP log", async () => {
+      const added = await addStdio(path.join(tree.base, "missing"))
+      expect(added.code, excerpt(added.stderr)).toBe(0)
+      const listed = await claude(["mcp", "list"])
+      expect(listed.stdout).toMatch(/^serverfs: .* - ✘ Failed to connect/m)
+      expect(listed.stdout).not.toContain("Connected")
+      // docs/clients.md "Where the server's errors show": $XDG_CACHE_HOME/claude-cli-nodejs/<project>/mcp-logs-serverfs/.
+      const logs = path.join(sandbox.env.XDG_CACHE_HOME ?? "", "claude-cli-nodejs")
+      const logText = fs
+        .readdirSync(logs, { recursive: true, withFileTypes: true })
+        .filter((entry) => entry.isFile() && path.basename(entry.parentPath) === "mcp-logs-serverfs")
+        .map((entry) => fs.readFileSync(path.join(entry.parentPath, entry.name), "utf8"))
+        .join("\n")
+      expect(logText).toContain("configuration error: WORKDIR_01_PATH")
+    }, 180_000)
+
+    it("http: `claude mcp add --transport http` with the bearer header, and `claude mcp list` reports it Connected", async () => {
+      const http = await startHttpServer(tree)
+      try {
+        const added = await claude([
+          "mcp",
+          "add",
+          "--transport",
+          "http",
+          "--scope",
+          "user",
+          "serverfs",
+          http.url,
+          "--header",
+          `Authorization: Bearer ${http.token}`
+        ])
+        expect(added.code, excerpt(added.stderr)).toBe(0)
+        expect((userConfig().mcpServers as Record<string, unknown>).serverfs).toEqual({
+          type: "http",
+          url: http.url,
+          headers: { Authorization: `Bearer ${http.token}` }
+        })
+        const listed = await claude(["mcp", "list"])
+        expect(listed.code, excerpt(listed.stderr)).toBe(0)
+        expect(listed.stdout).toMatch(/^serverfs: http:\/\/127\.0\.0\.1:\d+\/mcp \(HTTP\) - ✔ Connected$/m)
+        // The health check went through the token check: the server saw a session, not a 401.
+        expect(listed.stdout).not.toContain(http.token)
+      } finally {
+        await http.mcp.close()
+      }
+    }, 180_000)
+  }
+)

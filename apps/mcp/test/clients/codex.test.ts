@@ -23,7 +23,7 @@ import {
   type TempTree
 } from "@serverfs/testkit"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { excerpt, runCommand, serverCommand, startHttpServer } from "./support.js"
+import { excerpt, runCommand, serverCommand, startHttpServer, titleUnless } from "./support.js"
 
 let tree: TempTree
 let server: FakeResponsesServer
@@ -81,74 +81,79 @@ const execCallsListWorkdirs = async (env: Record<string, string> = {}) => {
   expect(sent.some((output) => output.includes('"alias":"main"'))).toBe(true)
 }
 
-describe("Codex: codex mcp add, codex mcp list, codex exec", () => {
-  it("stdio: the added server is stored as documented, listed, and `codex exec` calls its tool", async () => {
-    const added = await codex([
-      "mcp",
-      "add",
-      "serverfs",
-      "--env",
-      "WORKDIR_01_ALIAS=main",
-      "--env",
-      `WORKDIR_01_PATH=${tree.root}`,
-      "--",
-      serverCommand.command,
-      ...serverCommand.args
-    ])
-    expect(added.code, excerpt(added.stderr)).toBe(0)
-    // The config.toml block docs/clients.md shows.
-    expect(fs.readFileSync(home.configPath, "utf8")).toContain(
-      [
-        "[mcp_servers.serverfs]",
-        'command = "node"',
-        `args = ["${mcpMain}"]`,
-        "",
-        "[mcp_servers.serverfs.env]",
-        'WORKDIR_01_ALIAS = "main"',
-        `WORKDIR_01_PATH = "${tree.root}"`
-      ].join("\n")
-    )
-    const listed = await codex(["mcp", "list", "--json"])
-    expect(listed.code, excerpt(listed.stderr)).toBe(0)
-    expect(JSON.parse(listed.stdout)).toMatchObject([
-      { name: "serverfs", enabled: true, transport: { type: "stdio", command: "node", args: [mcpMain] } }
-    ])
-
-    await execCallsListWorkdirs()
-    // Codex ends the server it started: nothing of this run (codex, serverfs-mcp) stays behind.
-    await eventuallyAsync("no process of the run left", () =>
-      processesMentioning(tree.base).length === 0 ? true : undefined
-    )
-  }, 180_000)
-
-  it("http: `codex mcp add --url --bearer-token-env-var`, listed, and `codex exec` calls its tool", async () => {
-    const http = await startHttpServer(tree)
-    try {
+describe.skipIf(!fs.existsSync(codexBin))(
+  titleUnless("Codex: codex mcp add, codex mcp list, codex exec", codexBin, "the Codex CLI (@openai/codex)"),
+  () => {
+    it("stdio: the added server is stored as documented, listed, and `codex exec` calls its tool", async () => {
       const added = await codex([
         "mcp",
         "add",
         "serverfs",
-        "--url",
-        http.url,
-        "--bearer-token-env-var",
-        "SERVERFS_MCP_TOKEN"
+        "--env",
+        "WORKDIR_01_ALIAS=main",
+        "--env",
+        `WORKDIR_01_PATH=${tree.root}`,
+        "--",
+        serverCommand.command,
+        ...serverCommand.args
       ])
       expect(added.code, excerpt(added.stderr)).toBe(0)
+      // The config.toml block docs/clients.md shows.
       expect(fs.readFileSync(home.configPath, "utf8")).toContain(
-        ["[mcp_servers.serverfs]", `url = "${http.url}"`, 'bearer_token_env_var = "SERVERFS_MCP_TOKEN"'].join(
-          "\n"
-        )
+        [
+          "[mcp_servers.serverfs]",
+          'command = "node"',
+          `args = ["${mcpMain}"]`,
+          "",
+          "[mcp_servers.serverfs.env]",
+          'WORKDIR_01_ALIAS = "main"',
+          `WORKDIR_01_PATH = "${tree.root}"`
+        ].join("\n")
       )
       const listed = await codex(["mcp", "list", "--json"])
       expect(listed.code, excerpt(listed.stderr)).toBe(0)
       expect(JSON.parse(listed.stdout)).toMatchObject([
-        { name: "serverfs", enabled: true, transport: { type: "streamable_http", url: http.url } }
+        { name: "serverfs", enabled: true, transport: { type: "stdio", command: "node", args: [mcpMain] } }
       ])
-      // The token reaches Codex through its environment only, never through config.toml.
-      expect(fs.readFileSync(home.configPath, "utf8")).not.toContain(http.token)
-      await execCallsListWorkdirs({ SERVERFS_MCP_TOKEN: http.token })
-    } finally {
-      await http.mcp.close()
-    }
-  }, 180_000)
-})
+
+      await execCallsListWorkdirs()
+      // Codex ends the server it started: nothing of this run (codex, serverfs-mcp) stays behind.
+      await eventuallyAsync("no process of the run left", () =>
+        processesMentioning(tree.base).length === 0 ? true : undefined
+      )
+    }, 180_000)
+
+    it("http: `codex mcp add --url --bearer-token-env-var`, listed, and `codex exec` calls its tool", async () => {
+      const http = await startHttpServer(tree)
+      try {
+        const added = await codex([
+          "mcp",
+          "add",
+          "serverfs",
+          "--url",
+          http.url,
+          "--bearer-token-env-var",
+          "SERVERFS_MCP_TOKEN"
+        ])
+        expect(added.code, excerpt(added.stderr)).toBe(0)
+        expect(fs.readFileSync(home.configPath, "utf8")).toContain(
+          [
+            "[mcp_servers.serverfs]",
+            `url = "${http.url}"`,
+            'bearer_token_env_var = "SERVERFS_MCP_TOKEN"'
+          ].join("\n")
+        )
+        const listed = await codex(["mcp", "list", "--json"])
+        expect(listed.code, excerpt(listed.stderr)).toBe(0)
+        expect(JSON.parse(listed.stdout)).toMatchObject([
+          { name: "serverfs", enabled: true, transport: { type: "streamable_http", url: http.url } }
+        ])
+        // The token reaches Codex through its environment only, never through config.toml.
+        expect(fs.readFileSync(home.configPath, "utf8")).not.toContain(http.token)
+        await execCallsListWorkdirs({ SERVERFS_MCP_TOKEN: http.token })
+      } finally {
+        await http.mcp.close()
+      }
+    }, 180_000)
+  }
+)

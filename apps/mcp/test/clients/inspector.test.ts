@@ -7,7 +7,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import { makeTempTree, type TempTree } from "@serverfs/testkit"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { excerpt, inspectorCli, runCommand, serverCommand, startHttpServer } from "./support.js"
+import { excerpt, inspectorCli, runCommand, serverCommand, startHttpServer, titleUnless } from "./support.js"
 
 let tree: TempTree
 let cwd: string
@@ -45,49 +45,18 @@ const inspector = async (args: ReadonlyArray<string>) => {
   return JSON.parse(result.stdout) as Record<string, unknown>
 }
 
-describe("MCP Inspector CLI", () => {
-  it("stdio: tools/list lists the serverfs tools", async () => {
-    const listed = await inspector([...stdioTarget(), "--method", "tools/list"])
-    const names = (listed.tools as ReadonlyArray<{ readonly name: string }>).map((t) => t.name)
-    expect(names).toEqual(expect.arrayContaining(["list_workdirs", "read_text_file", "search_text"]))
-  }, 120_000)
-
-  it("stdio: tools/call read_text_file returns the file's lines as structured content", async () => {
-    const called = await inspector([
-      ...stdioTarget(),
-      "--method",
-      "tools/call",
-      "--tool-name",
-      "read_text_file",
-      "--tool-arg",
-      "workdir=main",
-      "--tool-arg",
-      "path=notes.txt"
-    ])
-    expect(called.isError ?? false).toBe(false)
-    expect(called.structuredContent).toMatchObject({
-      workdir: "main",
-      path: "notes.txt",
-      content: "line one\nline two\n"
-    })
-  }, 120_000)
-
-  it("http: tools/list and tools/call with the bearer header; a wrong token is refused", async () => {
-    const http = await startHttpServer(tree)
-    try {
-      const target = (token: string) => [
-        "--cli",
-        http.url,
-        "--transport",
-        "http",
-        "--header",
-        `Authorization: Bearer ${token}`
-      ]
-      const listed = await inspector([...target(http.token), "--method", "tools/list"])
+describe.skipIf(!fs.existsSync(inspectorCli))(
+  titleUnless("MCP Inspector CLI", inspectorCli, "@modelcontextprotocol/inspector-cli"),
+  () => {
+    it("stdio: tools/list lists the serverfs tools", async () => {
+      const listed = await inspector([...stdioTarget(), "--method", "tools/list"])
       const names = (listed.tools as ReadonlyArray<{ readonly name: string }>).map((t) => t.name)
-      expect(names).toEqual(expect.arrayContaining(["list_workdirs", "read_text_file"]))
+      expect(names).toEqual(expect.arrayContaining(["list_workdirs", "read_text_file", "search_text"]))
+    }, 120_000)
+
+    it("stdio: tools/call read_text_file returns the file's lines as structured content", async () => {
       const called = await inspector([
-        ...target(http.token),
+        ...stdioTarget(),
         "--method",
         "tools/call",
         "--tool-name",
@@ -97,12 +66,46 @@ describe("MCP Inspector CLI", () => {
         "--tool-arg",
         "path=notes.txt"
       ])
-      expect(called.structuredContent).toMatchObject({ content: "line one\nline two\n" })
-      const refused = await run([...target("not-the-token-at-all"), "--method", "tools/list"])
-      expect(refused.code).not.toBe(0)
-      expect(refused.stdout).not.toContain("list_workdirs")
-    } finally {
-      await http.mcp.close()
-    }
-  }, 180_000)
-})
+      expect(called.isError ?? false).toBe(false)
+      expect(called.structuredContent).toMatchObject({
+        workdir: "main",
+        path: "notes.txt",
+        content: "line one\nline two\n"
+      })
+    }, 120_000)
+
+    it("http: tools/list and tools/call with the bearer header; a wrong token is refused", async () => {
+      const http = await startHttpServer(tree)
+      try {
+        const target = (token: string) => [
+          "--cli",
+          http.url,
+          "--transport",
+          "http",
+          "--header",
+          `Authorization: Bearer ${token}`
+        ]
+        const listed = await inspector([...target(http.token), "--method", "tools/list"])
+        const names = (listed.tools as ReadonlyArray<{ readonly name: string }>).map((t) => t.name)
+        expect(names).toEqual(expect.arrayContaining(["list_workdirs", "read_text_file"]))
+        const called = await inspector([
+          ...target(http.token),
+          "--method",
+          "tools/call",
+          "--tool-name",
+          "read_text_file",
+          "--tool-arg",
+          "workdir=main",
+          "--tool-arg",
+          "path=notes.txt"
+        ])
+        expect(called.structuredContent).toMatchObject({ content: "line one\nline two\n" })
+        const refused = await run([...target("not-the-token-at-all"), "--method", "tools/list"])
+        expect(refused.code).not.toBe(0)
+        expect(refused.stdout).not.toContain("list_workdirs")
+      } finally {
+        await http.mcp.close()
+      }
+    }, 180_000)
+  }
+)

@@ -61,6 +61,13 @@ export const serverCommand = { command: "node", args: [mcpMain] } as const
 /** The MCP Inspector's CLI client (devDependency @modelcontextprotocol/inspector-cli). */
 export const inspectorCli = path.join(repoRoot, "node_modules", ".bin", "mcp-inspector-cli")
 
+/**
+ * A describe title that says why its block is skipped: the clients are npm devDependencies, so
+ * CI always has them; only an install without them (`npm ci --omit=dev`) skips.
+ */
+export const titleUnless = (title: string, binary: string | undefined, what: string): string =>
+  binary !== undefined && fs.existsSync(binary) ? title : `${title} — skipped: ${what} is not installed`
+
 /** A string shown in a failure message without the temp paths of this run. */
 export const excerpt = (text: string): string => text.slice(-2_000)
 
