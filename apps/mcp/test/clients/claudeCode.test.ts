@@ -15,7 +15,15 @@ import {
   type TempTree
 } from "@serverfs/testkit"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { excerpt, runCommand, serverCommand, startHttpServer, titleUnless } from "./support.js"
+import {
+  decodeJson,
+  excerpt,
+  McpServersFile,
+  runCommand,
+  serverCommand,
+  startHttpServer,
+  titleUnless
+} from "./support.js"
 
 let tree: TempTree
 let sandbox: ClaudeSandbox
@@ -59,8 +67,8 @@ const addStdio = (workdirPath: string) =>
     ...serverCommand.args
   ])
 
-const userConfig = (): Record<string, unknown> =>
-  JSON.parse(fs.readFileSync(path.join(sandbox.configDir, ".claude.json"), "utf8")) as Record<string, unknown>
+const userServers = () =>
+  decodeJson(McpServersFile, fs.readFileSync(path.join(sandbox.configDir, ".claude.json"), "utf8")).mcpServers
 
 describe.skipIf(claudeBinary === undefined)(
   titleUnless(
@@ -73,7 +81,7 @@ describe.skipIf(claudeBinary === undefined)(
       const added = await addStdio(tree.root)
       expect(added.code, excerpt(added.stderr)).toBe(0)
       // The same entry docs/clients.md shows for .mcp.json / the user config.
-      expect((userConfig().mcpServers as Record<string, unknown>).serverfs).toEqual({
+      expect(userServers().serverfs).toEqual({
         type: "stdio",
         command: "node",
         args: [mcpMain],
@@ -116,7 +124,7 @@ describe.skipIf(claudeBinary === undefined)(
           `Authorization: Bearer ${http.token}`
         ])
         expect(added.code, excerpt(added.stderr)).toBe(0)
-        expect((userConfig().mcpServers as Record<string, unknown>).serverfs).toEqual({
+        expect(userServers().serverfs).toEqual({
           type: "http",
           url: http.url,
           headers: { Authorization: `Bearer ${http.token}` }

@@ -22,8 +22,9 @@ import {
   startFakeResponsesServer,
   type TempTree
 } from "@serverfs/testkit"
+import { Schema } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { excerpt, runCommand, serverCommand, startHttpServer, titleUnless } from "./support.js"
+import { decodeJson, excerpt, runCommand, serverCommand, startHttpServer, titleUnless } from "./support.js"
 
 let tree: TempTree
 let server: FakeResponsesServer
@@ -54,6 +55,11 @@ const codex = (args: ReadonlyArray<string>, env: Record<string, string> = {}) =>
     env: { HOME: path.join(tree.base, "home"), CODEX_HOME: home.path, ...env },
     cwd: tree.root
   })
+
+/** `codex mcp list --json`: one entry per configured server. */
+const CodexList = Schema.Array(
+  Schema.Struct({ name: Schema.String, enabled: Schema.Boolean, transport: Schema.Unknown })
+)
 
 /**
  * The "model": Codex may sample before the MCP server is up, so until `mcp__serverfs` is offered
@@ -112,7 +118,7 @@ describe.skipIf(!fs.existsSync(codexBin))(
       )
       const listed = await codex(["mcp", "list", "--json"])
       expect(listed.code, excerpt(listed.stderr)).toBe(0)
-      expect(JSON.parse(listed.stdout)).toMatchObject([
+      expect(decodeJson(CodexList, listed.stdout)).toMatchObject([
         { name: "serverfs", enabled: true, transport: { type: "stdio", command: "node", args: [mcpMain] } }
       ])
 
@@ -145,7 +151,7 @@ describe.skipIf(!fs.existsSync(codexBin))(
         )
         const listed = await codex(["mcp", "list", "--json"])
         expect(listed.code, excerpt(listed.stderr)).toBe(0)
-        expect(JSON.parse(listed.stdout)).toMatchObject([
+        expect(decodeJson(CodexList, listed.stdout)).toMatchObject([
           { name: "serverfs", enabled: true, transport: { type: "streamable_http", url: http.url } }
         ])
         // The token reaches Codex through its environment only, never through config.toml.

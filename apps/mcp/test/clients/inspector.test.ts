@@ -6,8 +6,17 @@
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { makeTempTree, type TempTree } from "@serverfs/testkit"
+import { Schema } from "effect"
 import { afterEach, beforeEach, describe, expect, it } from "vitest"
-import { excerpt, inspectorCli, runCommand, serverCommand, startHttpServer, titleUnless } from "./support.js"
+import {
+  decodeJson,
+  excerpt,
+  inspectorCli,
+  runCommand,
+  serverCommand,
+  startHttpServer,
+  titleUnless
+} from "./support.js"
 
 let tree: TempTree
 let cwd: string
@@ -39,10 +48,17 @@ const stdioTarget = () => [
 
 const run = (args: ReadonlyArray<string>) => runCommand(inspectorCli, args, { env: { HOME: tree.base }, cwd })
 
+/** What the CLI prints for tools/list and tools/call (the MCP results, as JSON). */
+const InspectorResult = Schema.Struct({
+  tools: Schema.optional(Schema.Array(Schema.Struct({ name: Schema.String }))),
+  structuredContent: Schema.optional(Schema.Unknown),
+  isError: Schema.optional(Schema.Boolean)
+})
+
 const inspector = async (args: ReadonlyArray<string>) => {
   const result = await run(args)
   expect(result.code, excerpt(result.stderr)).toBe(0)
-  return JSON.parse(result.stdout) as Record<string, unknown>
+  return decodeJson(InspectorResult, result.stdout)
 }
 
 describe.skipIf(!fs.existsSync(inspectorCli))(
@@ -50,7 +66,7 @@ describe.skipIf(!fs.existsSync(inspectorCli))(
   () => {
     it("stdio: tools/list lists the serverfs tools", async () => {
       const listed = await inspector([...stdioTarget(), "--method", "tools/list"])
-      const names = (listed.tools as ReadonlyArray<{ readonly name: string }>).map((t) => t.name)
+      const names = (listed.tools ?? []).map((t) => t.name)
       expect(names).toEqual(expect.arrayContaining(["list_workdirs", "read_text_file", "search_text"]))
     }, 120_000)
 
@@ -86,7 +102,7 @@ describe.skipIf(!fs.existsSync(inspectorCli))(
           `Authorization: Bearer ${token}`
         ]
         const listed = await inspector([...target(http.token), "--method", "tools/list"])
-        const names = (listed.tools as ReadonlyArray<{ readonly name: string }>).map((t) => t.name)
+        const names = (listed.tools ?? []).map((t) => t.name)
         expect(names).toEqual(expect.arrayContaining(["list_workdirs", "read_text_file"]))
         const called = await inspector([
           ...target(http.token),

@@ -3,6 +3,7 @@ import { randomBytes } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { type McpHttp, mcpMain, repoRoot, startMcpHttp, type TempTree } from "@serverfs/testkit"
+import { Schema } from "effect"
 
 /**
  * Running a real MCP client's own command line (claude, codex, the MCP Inspector CLI) the way an
@@ -95,3 +96,12 @@ export const startHttpServer = async (tree: TempTree): Promise<HttpServer> => {
   )
   return { mcp, url: mcp.url, token }
 }
+
+/** A client's JSON output (or file), decoded at the boundary: fails the test on anything else. */
+export const decodeJson = <A, I>(schema: Schema.Schema<A, I>, text: string): A =>
+  Schema.decodeUnknownSync(Schema.parseJson(schema))(text)
+
+/** The MCP server entries of a client's JSON configuration (Claude Code's ~/.claude.json). */
+export const McpServersFile = Schema.Struct({
+  mcpServers: Schema.Record({ key: Schema.String, value: Schema.Unknown })
+})
