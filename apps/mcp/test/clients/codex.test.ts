@@ -129,6 +129,39 @@ describe.skipIf(!fs.existsSync(codexBin))(
       )
     }, 180_000)
 
+    it("stdio, a configuration error: the session has no serverfs tools; RUST_LOG=info shows the server's reason", async () => {
+      const added = await codex([
+        "mcp",
+        "add",
+        "serverfs",
+        "--env",
+        "WORKDIR_01_ALIAS=main",
+        "--env",
+        `WORKDIR_01_PATH=${path.join(tree.base, "missing")}`, // does not exist
+        "--",
+        serverCommand.command,
+        ...serverCommand.args
+      ])
+      expect(added.code, excerpt(added.stderr)).toBe(0)
+      // The "model" waits with a harmless command until the server Codex started has come and gone
+      // (its environment names the missing path), so its stderr has reached Codex's log.
+      const missing = path.join(tree.base, "missing")
+      let seen = false
+      const waitForServerExit = (): FakeReply => {
+        const running = processesMentioning(missing).length > 0
+        seen = seen || running
+        return seen && !running
+          ? { type: "message", text: "no tools" }
+          : { type: "shell", command: "sleep 0.3" }
+      }
+      server.script(...Array.from({ length: 60 }, () => waitForServerExit))
+      const ran = await codex(["exec", "--skip-git-repo-check", "list the workdirs"], { RUST_LOG: "info" })
+      expect(ran.code, excerpt(ran.stderr)).toBe(0)
+      // docs/clients.md "Codex": where the configuration error shows.
+      expect(ran.stderr).toContain("MCP server stderr (node): ServerFS: configuration error: WORKDIR_01_PATH")
+      expect(ran.stderr).not.toContain("mcp: serverfs/")
+    }, 180_000)
+
     it("http: `codex mcp add --url --bearer-token-env-var`, listed, and `codex exec` calls its tool", async () => {
       const http = await startHttpServer(tree)
       try {
