@@ -108,7 +108,7 @@ describe.skipIf(claudeBinary === undefined)(
       expect(logText).toContain("configuration error: WORKDIR_01_PATH")
     }, 180_000)
 
-    it("http: `claude mcp add --transport http` with the bearer header, and `claude mcp list` reports it Connected", async () => {
+    it("http: `claude mcp add --transport http` with the bearer header, and `claude mcp list` reports it Connected (a wrong token: HTTP 401)", async () => {
       const http = await startHttpServer(tree)
       try {
         const added = await claude([
@@ -132,8 +132,25 @@ describe.skipIf(claudeBinary === undefined)(
         const listed = await claude(["mcp", "list"])
         expect(listed.code, excerpt(listed.stderr)).toBe(0)
         expect(listed.stdout).toMatch(/^serverfs: http:\/\/127\.0\.0\.1:\d+\/mcp \(HTTP\) - ✔ Connected$/m)
-        // The health check went through the token check: the server saw a session, not a 401.
         expect(listed.stdout).not.toContain(http.token)
+        // The same entry with a wrong token: the health check hits the token check (401).
+        const removed = await claude(["mcp", "remove", "serverfs", "--scope", "user"])
+        expect(removed.code, excerpt(removed.stderr)).toBe(0)
+        const wrong = await claude([
+          "mcp",
+          "add",
+          "--transport",
+          "http",
+          "--scope",
+          "user",
+          "serverfs",
+          http.url,
+          "--header",
+          "Authorization: Bearer not-the-token-at-all"
+        ])
+        expect(wrong.code, excerpt(wrong.stderr)).toBe(0)
+        const refused = await claude(["mcp", "list"])
+        expect(refused.stdout).toMatch(/^serverfs: .* - ✘ Failed to connect .*\(HTTP 401\)/m)
       } finally {
         await http.mcp.close()
       }
