@@ -11,7 +11,7 @@ import {
   ReadResourceRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import { quoted, ReadFailed, renderError } from "@serverfs/domain"
-import { Configuration, WorkdirRegistry } from "@serverfs/policy"
+import { Configuration, loadMcpTransport, WorkdirRegistry } from "@serverfs/policy"
 import { BridgeClient } from "@serverfs/rpc"
 import { AuditLog } from "@serverfs/telemetry-local"
 import { BinaryTransfer, Mutations, ReadChannels, WorkdirRoots } from "@serverfs/workspace"
@@ -62,6 +62,8 @@ export class McpServer extends Effect.Service<McpServer>()("@serverfs/mcp/McpSer
     const channels = yield* ReadChannels
     const mutations = yield* Mutations
     const audit = yield* AuditLog
+    // Every call's audit line says which transport carried it (one per process).
+    const transport = yield* loadMcpTransport
     const runtime = yield* Effect.runtime<never>()
     const run = Runtime.runPromise(runtime)
 
@@ -123,6 +125,7 @@ export class McpServer extends Effect.Service<McpServer>()("@serverfs/mcp/McpSer
           )
         )
         yield* audit.emit("INFO", "resource_read", {
+          transport,
           duration_ms: Math.round((performance.now() - started) * 10) / 10,
           success: Either.isRight(outcome),
           workdir: Either.isRight(location) ? location.right.workdir.slice(0, 1024) : undefined,
@@ -158,7 +161,7 @@ export class McpServer extends Effect.Service<McpServer>()("@serverfs/mcp/McpSer
             )
           }
           return (await run(
-            callTool(tool, request.params.arguments, audit, global.maxResponseBytes)
+            callTool(tool, request.params.arguments, audit, global.maxResponseBytes, transport)
           )) as Record<string, unknown> & {
             content: []
           }

@@ -6,6 +6,7 @@ import {
   ResponseTooLarge,
   renderError
 } from "@serverfs/domain"
+import type { McpTransport } from "@serverfs/policy"
 import type { AuditFields, AuditLog } from "@serverfs/telemetry-local"
 import { Cause, Effect, Either, ParseResult, Schema } from "effect"
 import type { AnyTool } from "./ToolDefinition.js"
@@ -94,7 +95,8 @@ export const callTool = (
   tool: AnyTool,
   args: unknown,
   audit: AuditLog,
-  maxResponseBytes: number
+  maxResponseBytes: number,
+  transport: McpTransport = "stdio"
 ): Effect.Effect<ToolResult> =>
   Effect.gen(function* () {
     const started = performance.now()
@@ -130,6 +132,7 @@ export const callTool = (
         : encoded
     const fields: Record<string, AuditFields[string]> = {
       tool: tool.name,
+      transport,
       duration_ms: Math.round((performance.now() - started) * 10) / 10,
       success: Either.isRight(outcome),
       workdir: auditText(argument(args, "workdir")),

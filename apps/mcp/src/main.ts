@@ -6,25 +6,32 @@ import {
   Configuration,
   EnvironmentConfigProvider,
   exitTeardown,
+  loadHttpSettings,
+  maxBodyBytesFor,
   type ProgramExit,
   withExitCode
 } from "@serverfs/policy"
 import { handleProgramArguments } from "@serverfs/policy/ProgramArguments"
 import { AuditLog, AuditSink, JsonLoggerLive } from "@serverfs/telemetry-local"
 import { DateTime, Effect, Layer } from "effect"
+import { serveHttp } from "./http/HttpServer.js"
 import { McpServerLayer } from "./Layers.js"
 import { McpServer } from "./McpServer.js"
 import { startupFields } from "./StartupLog.js"
 
 /**
- * serverfs-mcp: the MCP server over stdio. stdout carries protocol frames only; every log line
- * is JSON on stderr. Exit codes: 0 on stdin EOF or SIGTERM/SIGINT, 2 on a configuration error
- * (one line: `ServerFS: configuration error: <VARIABLE>: <problem>`), 1 otherwise.
+ * serverfs-mcp: the MCP server over stdio (the default) or Streamable HTTP
+ * (SERVERFS_MCP_TRANSPORT=http, http/HttpServer.ts). stdout carries protocol frames only (nothing
+ * at all over HTTP); every log line is JSON on stderr. Exit codes: 0 on stdin EOF (stdio) or
+ * SIGTERM/SIGINT, 2 on a configuration error (one line:
+ * `ServerFS: configuration error: <VARIABLE>: <problem>`), 1 otherwise.
  */
 const program = Effect.gen(function* () {
   const server = yield* McpServer
   const audit = yield* AuditLog
   const configuration = yield* Configuration
+  // Read for both transports: a bad SERVERFS_MCP_TRANSPORT stops startup like any other value.
+  const http = yield* loadHttpSettings(configuration.global)
   // The catalog marker in the startup line lets an operator match a log to a server_info answer.
   yield* audit.emit("INFO", "startup", {
     ...startupFields(configuration),
@@ -34,6 +41,20 @@ const program = Effect.gen(function* () {
   // A misspelled variable would otherwise fall back to its default without a word.
   if (configuration.unknownVariables.length > 0)
     yield* audit.emit("WARNING", "unknown_variables", { names: configuration.unknownVariables })
+  if (http.settings.transport === "http") {
+    // Serves until SIGTERM/SIGINT interrupts it; the scope's release drains and closes it.
+    return yield* Effect.scoped(
+      Effect.zipRight(
+        serveHttp({
+          settings: http.settings,
+          token: http.token,
+          maxBodyBytes: maxBodyBytesFor(http.settings, configuration.global),
+          make: server.make
+        }),
+        Effect.never
+      )
+    )
+  }
   yield* server
     .serve(new StdioServerTransport(), (onClosed) => {
       // The SDK's stdio transport does not end on stdin EOF; the server's life does.

@@ -2,6 +2,7 @@ import { BRIDGE_VARIABLES, type BridgeSettings, checkBridgeSettings } from "./Br
 import { environmentSources } from "./Configuration.js"
 import type { ConfigurationError } from "./ConfigurationError.js"
 import type { Entry } from "./GlobalSettings.js"
+import { checkHttpSettings, HTTP_VARIABLES, type HttpSettings } from "./HttpSettings.js"
 import { fellBack, isUnset } from "./Parsers.js"
 import { checkServerConfiguration, type ServerConfiguration } from "./ServerConfiguration.js"
 import { type InspectSlotDirectory, inspectSlotDirectory } from "./SlotDirectory.js"
@@ -76,7 +77,14 @@ export const inspectConfiguration = (
   const checked = checkServerConfiguration(lookup, options.inspect ?? inspectSlotDirectory, locate)
   const { global, workdirs } = checked.configuration
   const bridgeChecked = global.agentBridgeEnabled ? checkBridgeSettings(lookup, workdirs) : undefined
-  const errors = [...sources.problems, ...checked.problems, ...(bridgeChecked?.problems ?? [])]
+  // serverfs-mcp's transport settings: the HTTP ones matter (and are listed) only for http.
+  const httpChecked = checkHttpSettings(lookup, global)
+  const errors = [
+    ...sources.problems,
+    ...checked.problems,
+    ...(bridgeChecked?.problems ?? []),
+    ...httpChecked.problems
+  ]
   const failed = new Set(errors.map((e) => e.variable))
   const warnings: Array<ConfigurationWarning> = []
 
@@ -110,6 +118,12 @@ export const inspectConfiguration = (
       [keyof BridgeSettings, Entry<unknown>]
     >)
       settings.push(report(entry, bridge[key]))
+  }
+
+  settings.push(report(HTTP_VARIABLES.transport, httpChecked.settings.transport))
+  if (httpChecked.settings.transport === "http") {
+    for (const [key, entry] of Object.entries(HTTP_VARIABLES) as Array<[keyof HttpSettings, Entry<unknown>]>)
+      if (key !== "transport") settings.push(report(entry, httpChecked.settings[key]))
   }
 
   if (workdirs.length === 0 && ![...failed].some((v) => v.startsWith("WORKDIR_"))) {

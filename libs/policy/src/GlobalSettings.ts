@@ -49,7 +49,7 @@ export interface VariableDoc {
   readonly variable: string
   readonly kind: ParserKind | "agent mode" | "runtime list" | "absolute path"
   readonly default: string
-  readonly scope: "global" | "global, per-workdir override" | "per-workdir" | "bridge"
+  readonly scope: "global" | "global, per-workdir override" | "per-workdir" | "bridge" | "serverfs-mcp"
   readonly description: string
 }
 

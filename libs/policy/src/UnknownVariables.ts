@@ -1,5 +1,6 @@
 import { Effect, HashSet } from "effect"
 import { BRIDGE_VARIABLES } from "./BridgeSettings.js"
+import { HTTP_VARIABLES } from "./HttpSettings.js"
 import { configurationVariableNames } from "./ServerConfiguration.js"
 import { ENV_FILE_VARIABLE } from "./Variables.js"
 
@@ -14,6 +15,7 @@ const known = (): ReadonlySet<string> =>
   new Set([
     ...configurationVariableNames(),
     ...Object.values(BRIDGE_VARIABLES).map((entry) => entry.variable),
+    ...Object.values(HTTP_VARIABLES).map((entry) => entry.variable),
     ENV_FILE_VARIABLE
   ])
 

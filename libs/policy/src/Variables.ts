@@ -8,6 +8,7 @@ import {
 } from "./AgentSettings.js"
 import { bridgeVariableDocs } from "./BridgeSettings.js"
 import type { Entry, GlobalSettings, VariableDoc } from "./GlobalSettings.js"
+import { httpVariableDocs } from "./HttpSettings.js"
 import {
   globList,
   hostList,
@@ -365,7 +366,8 @@ export const allVariableDocs = (): ReadonlyArray<VariableDoc> => [
       description: `Reserved: ${s.feature} is not available in this version; true stops startup instead of being silently ignored.`
     })
   ),
-  ...bridgeVariableDocs()
+  ...bridgeVariableDocs(),
+  ...httpVariableDocs()
 ]
 
 /** Names the .env file merged under the environment (see environmentWithEnvFile). */

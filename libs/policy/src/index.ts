@@ -76,6 +76,20 @@ export {
   type VariableDoc
 } from "./GlobalSettings.js"
 export {
+  allowedHostsFor,
+  checkHttpSettings,
+  HTTP_VARIABLES,
+  type HttpCheck,
+  type HttpSettings,
+  httpVariableDocs,
+  isLoopbackHost,
+  loadHttpSettings,
+  loadMcpTransport,
+  type McpTransport,
+  maxBodyBytesFor,
+  requiredBodyBytes
+} from "./HttpSettings.js"
+export {
   fellBack,
   globList,
   hostList,
@@ -148,6 +162,7 @@ export {
   type SlotDirectory
 } from "./SlotDirectory.js"
 export { authorizeSubmission, type SubmitRefusal } from "./SubmitAuthorization.js"
+export { readTokenFile, TOKEN_MAX_BYTES, TOKEN_MIN_BYTES } from "./TokenFile.js"
 export { unknownVariableNames, unknownVariables } from "./UnknownVariables.js"
 export {
   allVariableDocs,
