@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process"
 import * as fs from "node:fs"
+import * as net from "node:net"
 import * as os from "node:os"
 import * as path from "node:path"
 import { fileURLToPath } from "node:url"
@@ -86,9 +87,38 @@ const readResults = (dir: string): Map<string, ReadonlyArray<Check>> => {
 
 const failuresOf = (checks: ReadonlyArray<Check>) => checks.filter((c) => c.status !== "SUCCESS")
 
+/** A loopback port free right now: the server's own origin must be known before it starts. */
+const freePort = (): Promise<number> =>
+  new Promise((resolve, reject) => {
+    const probe = net.createServer()
+    probe.once("error", reject)
+    probe.listen(0, "127.0.0.1", () => {
+      const address = probe.address()
+      probe.close(() => (typeof address === "object" && address !== null ? resolve(address.port) : reject()))
+    })
+  })
+
+/** Run the suite (or one scenario) against `url`; its results, scenario → checks. */
+const runSuite = async (url: string, extra: ReadonlyArray<string> = []) => {
+  const outDir = fs.mkdtempSync(path.join(os.tmpdir(), "serverfs-conformance-out-"))
+  try {
+    // Exit 1 whenever a scenario fails, so the exit code says nothing here: the checks do.
+    await promisify(execFile)(node22, [conformanceCli, "server", "--url", url, "-o", outDir, ...extra], {
+      env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: outDir, NO_COLOR: "1" },
+      cwd: outDir,
+      timeout: 240_000,
+      maxBuffer: 16 * 1024 * 1024
+    }).catch((e: { code?: unknown }) => {
+      if (typeof e.code !== "number") throw e
+    })
+    return readResults(outDir)
+  } finally {
+    fs.rmSync(outDir, { recursive: true, force: true })
+  }
+}
+
 let tree: TempTree
 let server: McpHttp
-let outDir: string
 let results: Map<string, ReadonlyArray<Check>>
 
 describe.skipIf(!installed)(
@@ -97,27 +127,24 @@ describe.skipIf(!installed)(
     beforeAll(async () => {
       tree = makeTempTree("serverfs-conformance-")
       tree.file("notes/readme.md", "# conformance\n")
+      // dns-rebinding-protection sends the server's own origin (http://127.0.0.1:<port>) and wants
+      // it accepted: the operator lists it, as a deployment serving a browser client would.
+      const port = await freePort()
       server = await startMcpHttp(
-        { WORKDIR_01_ALIAS: "main", WORKDIR_01_PATH: tree.root },
+        {
+          WORKDIR_01_ALIAS: "main",
+          WORKDIR_01_PATH: tree.root,
+          SERVERFS_HTTP_PORT: String(port),
+          SERVERFS_HTTP_ALLOWED_ORIGINS: `http://127.0.0.1:${port}`
+        },
         { connect: false }
       )
-      outDir = fs.mkdtempSync(path.join(os.tmpdir(), "serverfs-conformance-out-"))
-      // Exit 1 whenever a scenario fails, so the exit code says nothing here: the checks do.
-      await promisify(execFile)(node22, [conformanceCli, "server", "--url", server.url, "-o", outDir], {
-        env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: outDir, NO_COLOR: "1" },
-        cwd: outDir,
-        timeout: 240_000,
-        maxBuffer: 16 * 1024 * 1024
-      }).catch((e: { code?: unknown }) => {
-        if (typeof e.code !== "number") throw e
-      })
-      results = readResults(outDir)
+      results = await runSuite(server.url)
     }, 300_000)
 
     afterAll(async () => {
       await server?.close()
       tree?.remove()
-      if (outDir !== undefined) fs.rmSync(outDir, { recursive: true, force: true })
     })
 
     it("ran exactly the scenarios this table knows: a new one in the suite must be looked at", () => {
@@ -138,6 +165,26 @@ describe.skipIf(!installed)(
         for (const failure of failures) expect(failure.errorMessage ?? "").toMatch(want as RegExp)
       }
     )
+
+    it("with the default (empty) Origin allowlist, dns-rebinding-protection fails only its 'own origin accepted' check, with 403", async () => {
+      const strict = await startMcpHttp(
+        { WORKDIR_01_ALIAS: "main", WORKDIR_01_PATH: tree.root },
+        { connect: false }
+      )
+      try {
+        const checks = (await runSuite(strict.url, ["--scenario", "dns-rebinding-protection"])).get(
+          "dns-rebinding-protection"
+        )
+        expect(failuresOf(checks ?? []).map((c) => [c.id, c.errorMessage])).toEqual([
+          [
+            "localhost-host-valid-accepted",
+            "Expected HTTP 2xx for valid localhost Host/Origin headers, got 403"
+          ]
+        ])
+      } finally {
+        await strict.close()
+      }
+    })
 
     it("the server is still up and answers readiness after the whole suite", async () => {
       const response = await fetch(`${server.origin}/healthz`)
