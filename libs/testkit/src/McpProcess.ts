@@ -44,7 +44,9 @@ export const mcpTestTransport = (): McpTestTransport =>
  * client's session and then SIGTERMs the server (over stdio, closing the client ends the server).
  */
 const startOverHttp = async (env: Record<string, string>): Promise<McpProcess> => {
-  const http = await startMcpHttp(env)
+  // The bound the stdio path has too (the SDK's 60 s initialize timeout): a start on a loaded
+  // two-core machine can take well over 20 s.
+  const http = await startMcpHttp(env, { startTimeoutMs: 60_000 })
   const { client, pid, stderrLines, audit, auditWhen, close } = http
   return { transport: "http", client, pid, stderrLines, audit, auditWhen, close }
 }
