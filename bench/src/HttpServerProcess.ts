@@ -11,7 +11,7 @@ export interface HttpServerProcess {
   readonly stop: () => Promise<void>
 }
 
-const START_TIMEOUT_MS = 30_000
+const START_TIMEOUT_MS = 90_000
 const STDERR_TAIL = 4096
 
 /**
