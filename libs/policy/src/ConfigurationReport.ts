@@ -2,7 +2,7 @@ import { BRIDGE_VARIABLES, type BridgeSettings, checkBridgeSettings } from "./Br
 import { environmentSources } from "./Configuration.js"
 import type { ConfigurationError } from "./ConfigurationError.js"
 import type { Entry } from "./GlobalSettings.js"
-import { checkHttpSettings, HTTP_VARIABLES, type HttpSettings } from "./HttpSettings.js"
+import { checkHttpSettings, HTTP_VARIABLES, type HttpSettings, maxBodyBytesFor } from "./HttpSettings.js"
 import { fellBack, isUnset } from "./Parsers.js"
 import { checkServerConfiguration, type ServerConfiguration } from "./ServerConfiguration.js"
 import { type InspectSlotDirectory, inspectSlotDirectory } from "./SlotDirectory.js"
@@ -123,7 +123,8 @@ export const inspectConfiguration = (
   settings.push(report(HTTP_VARIABLES.transport, httpChecked.settings.transport))
   if (httpChecked.settings.transport === "http") {
     for (const [key, entry] of Object.entries(HTTP_VARIABLES) as Array<[keyof HttpSettings, Entry<unknown>]>)
-      if (key !== "transport") settings.push(report(entry, httpChecked.settings[key]))
+      if (key === "maxBodyBytes") settings.push(report(entry, maxBodyBytesFor(httpChecked.settings, global)))
+      else if (key !== "transport") settings.push(report(entry, httpChecked.settings[key]))
   }
 
   if (workdirs.length === 0 && ![...failed].some((v) => v.startsWith("WORKDIR_"))) {

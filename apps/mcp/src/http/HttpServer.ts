@@ -80,10 +80,15 @@ export const serveHttp = (
       }
       handleMcp(context, req, res).catch(() => refuse(res, 500, "Internal Server Error", {}, true))
     })
-    server.on("clientError", (_error, socket) => {
-      // A malformed, oversized or too slow request head: answer if the socket still can, then close.
-      if (socket.writable)
-        socket.end("HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")
+    server.on("clientError", (error: NodeJS.ErrnoException, socket) => {
+      // A malformed, oversized or too slow request: answer if the socket still can, then close.
+      const status =
+        error.code === "HPE_HEADER_OVERFLOW"
+          ? "431 Request Header Fields Too Large"
+          : error.code === "ERR_HTTP_REQUEST_TIMEOUT"
+            ? "408 Request Timeout"
+            : "400 Bad Request"
+      if (socket.writable) socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`)
       else socket.destroy()
     })
 
@@ -98,6 +103,11 @@ export const serveHttp = (
     })
 
     const shutdown = Effect.gen(function* () {
+      yield* audit.emit("INFO", "shutdown_requested", {
+        transport: "http",
+        sessions: sessions.count(),
+        requests_in_flight: sessions.postsInFlight()
+      })
       draining = true
       server.close()
       server.closeIdleConnections()
