@@ -322,6 +322,7 @@ describe("the mutation surface over stdio", () => {
         "success",
         "timestamp",
         "tool",
+        "transport",
         "workdir"
       ])
   })
