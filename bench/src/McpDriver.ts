@@ -1,6 +1,8 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { type CallToolResult, CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
+import { type HttpServerProcess, startHttpServerProcess } from "./HttpServerProcess.js"
 
 /** How to start one MCP server over stdio. */
 export interface ServerLaunch {
@@ -13,8 +15,8 @@ export interface ServerLaunch {
 const STDERR_TAIL = 4096
 
 /**
- * One MCP stdio session, driven with the SDK's Client and StdioClientTransport for every server
- * alike. Timed calls go through `client.request(tools/call)`, which parses the JSON-RPC result
+ * One MCP session, driven with the SDK's Client and StdioClientTransport for every server alike
+ * (or, for serverfs-mcp's HTTP rows, StreamableHTTPClientTransport against its own process). Timed calls go through `client.request(tools/call)`, which parses the JSON-RPC result
  * with the SDK's CallToolResultSchema but skips the client-side output-schema check: that is
  * client work, and it would only add the same constant to every server.
  */
@@ -24,7 +26,9 @@ export class McpSession {
   private constructor(
     readonly launch: ServerLaunch,
     private readonly client: Client,
-    private readonly transport: StdioClientTransport
+    private readonly processId: () => number | null,
+    private readonly stop: () => Promise<void> = async () => undefined,
+    private readonly stderrOf?: () => string
   ) {}
 
   /** Spawn the server and complete the initialize handshake. */
@@ -36,7 +40,7 @@ export class McpSession {
       stderr: "pipe"
     })
     const client = new Client({ name: "serverfs-bench", version: "0.1.0" })
-    const session = new McpSession(launch, client, transport)
+    const session = new McpSession(launch, client, () => transport.pid)
     transport.stderr?.on("data", (chunk: Buffer) => {
       session.stderrTail = (session.stderrTail + chunk.toString("utf8")).slice(-STDERR_TAIL)
     })
@@ -44,15 +48,33 @@ export class McpSession {
     return session
   }
 
+  /**
+   * The same server over Streamable HTTP: spawned with SERVERFS_MCP_TRANSPORT=http on an
+   * ephemeral loopback port, one SDK session on `/mcp`; `close` ends the session, then SIGTERMs it.
+   */
+  static async startHttp(launch: ServerLaunch): Promise<McpSession> {
+    const server: HttpServerProcess = await startHttpServerProcess(launch)
+    const client = new Client({ name: "serverfs-bench", version: "0.1.0" })
+    const label = `${launch.label} (HTTP)`
+    const session = new McpSession({ ...launch, label }, client, () => server.pid, server.stop, server.stderr)
+    try {
+      await client.connect(new StreamableHTTPClientTransport(new URL(server.url)))
+    } catch (error) {
+      await server.stop()
+      throw error
+    }
+    return session
+  }
+
   get pid(): number {
-    const pid = this.transport.pid
+    const pid = this.processId()
     if (pid === null) throw new Error(`${this.launch.label}: no process`)
     return pid
   }
 
   /** What the server wrote on stderr lately (for failure reports). */
   get stderr(): string {
-    return this.stderrTail
+    return this.stderrOf?.() ?? this.stderrTail
   }
 
   async listToolNames(): Promise<ReadonlyArray<string>> {
@@ -99,6 +121,7 @@ export class McpSession {
 
   async close(): Promise<void> {
     await this.client.close()
+    await this.stop()
   }
 }
 

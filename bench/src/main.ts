@@ -9,6 +9,7 @@ import { runBinary } from "./Binary.js"
 import { type BridgePlan, runBridge } from "./Bridge.js"
 import { coldStart } from "./ColdStart.js"
 import { runHostile } from "./Hostile.js"
+import { runHttp } from "./Http.js"
 import { McpSession } from "./McpDriver.js"
 import { type MutationPlan, runMutations } from "./Mutations.js"
 import { type RecorderPlan, runRecorder } from "./Recorder.js"
@@ -46,7 +47,7 @@ import { OPERATION_KEYS, type OperationKey, type Plan, runWorkload } from "./Wor
  *   node bench/dist/main.js [--files 24000] [--seed 1] [--dir PATH] [--quick]
  *                           [--cold-runs 9] [--write-bytes 4096]
  *                           [--event-tasks 8] [--events-per-task 2500]
- *                           [--only floor,search,scan,find,read,stat,list,cold,rss,mutations,binary,bridge,hostile,recorder]
+ *                           [--only floor,search,scan,find,read,stat,list,cold,rss,mutations,binary,bridge,hostile,recorder,http]
  *                           [--markdown FILE] [--json FILE]
  *
  * It prints a table of p50/p99 latencies, ratios and targets. It always exits 0 once it has
@@ -114,7 +115,7 @@ if (
   usage("--events-per-task must be an integer from 1 to 9900")
 }
 /** The suites beyond the read rows: each is one `--only` key. */
-const SUITE_KEYS = ["mutations", "binary", "bridge", "hostile", "recorder"] as const
+const SUITE_KEYS = ["mutations", "binary", "bridge", "hostile", "recorder", "http"] as const
 type SuiteKey = (typeof SUITE_KEYS)[number]
 const ALL_KEYS: ReadonlyArray<string> = [...OPERATION_KEYS, ...SUITE_KEYS]
 const selected = new Set((args.only ?? ALL_KEYS.join(",")).split(",").map((k) => k.trim()))
@@ -339,6 +340,24 @@ const main = async () => {
     rows.push(...recorder.rows)
     notes.push(...recorder.notes)
     runs.push(`  recorder: ${recorderPlan.runs} runs × ${recorderPlan.samples} samples, in process`)
+  }
+
+  if (only("http")) {
+    const parent = path.join(os.tmpdir(), "serverfs-bench")
+    fs.mkdirSync(parent, { recursive: true })
+    const httpRoot = fs.mkdtempSync(path.join(parent, "http-"))
+    const httpPlan = { warmup: 50, iterations: Math.ceil(400 / divisor) }
+    log(`Streamable HTTP against stdio in ${httpRoot}`)
+    try {
+      const http = await runHttp(httpRoot, httpPlan, (m) => log(m))
+      rows.push(...http.rows)
+      notes.push(...http.notes)
+      runs.push(
+        `  http: ${httpPlan.iterations} rounds after ${httpPlan.warmup} warm-up, loopback, one session each`
+      )
+    } finally {
+      fs.rmSync(httpRoot, { recursive: true, force: true })
+    }
   }
 
   if (only("hostile")) {

@@ -3,13 +3,19 @@ import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Effect, type Scope } from "effect"
 import { eventuallyAsync } from "./Eventually.js"
 import { jsonObjectLines } from "./JsonLines.js"
+import { startMcpHttp } from "./McpHttp.js"
 import { mcpMain } from "./RepoPaths.js"
 
 /**
- * The real `serverfs-mcp` process over stdio with an MCP SDK client attached: what a chat client
- * sees. stderr (the JSON audit log) is collected line by line for assertions.
+ * The real `serverfs-mcp` process with an MCP SDK client attached: what a chat client sees. stderr
+ * (the JSON audit log) is collected line by line for assertions. Over stdio by default; with
+ * `SERVERFS_TEST_MCP_TRANSPORT=http` in the test runner's environment (the vitest project
+ * `mcp-over-http`), over Streamable HTTP on an ephemeral loopback port — so the same contract tests
+ * prove both transports.
  */
 export interface McpProcess {
+  /** The transport the client speaks to this server. */
+  readonly transport: McpTestTransport
   readonly client: Client
   readonly pid: number
   readonly stderrLines: () => ReadonlyArray<string>
@@ -27,10 +33,30 @@ export interface McpProcess {
   readonly close: () => Promise<void>
 }
 
+export type McpTestTransport = "stdio" | "http"
+
+/** The transport `startMcp` uses in this test run: `SERVERFS_TEST_MCP_TRANSPORT`, stdio unless "http". */
+export const mcpTestTransport = (): McpTestTransport =>
+  process.env.SERVERFS_TEST_MCP_TRANSPORT === "http" ? "http" : "stdio"
+
+/**
+ * The server over Streamable HTTP, seen through the McpProcess interface: `close` closes the
+ * client's session and then SIGTERMs the server (over stdio, closing the client ends the server).
+ */
+const startOverHttp = async (env: Record<string, string>): Promise<McpProcess> => {
+  // The bound the stdio path has too (the SDK's 60 s initialize timeout): a start on a loaded
+  // two-core machine can take well over 20 s.
+  const http = await startMcpHttp(env, { startTimeoutMs: 60_000 })
+  const { client, pid, stderrLines, audit, auditWhen, close } = http
+  return { transport: "http", client, pid, stderrLines, audit, auditWhen, close }
+}
+
 export const startMcp = async (
   env: Record<string, string>,
   command: ReadonlyArray<string> = []
 ): Promise<McpProcess> => {
+  // A wrapper command (run as another user, under a tracer) is a stdio-only concern.
+  if (mcpTestTransport() === "http" && command.length === 0) return startOverHttp(env)
   const transport = new StdioClientTransport({
     command: command[0] ?? process.execPath,
     args: command.length > 0 ? [...command.slice(1), mcpMain] : [mcpMain],
@@ -60,7 +86,7 @@ export const startMcp = async (
       },
       timeoutMs
     ).catch(() => audit())
-  return { client, pid, stderrLines, audit, auditWhen, close: () => client.close() }
+  return { transport: "stdio", client, pid, stderrLines, audit, auditWhen, close: () => client.close() }
 }
 
 /** The MCP process for as long as the enclosing Scope lasts (`it.scoped`): closed by its finalizer. */

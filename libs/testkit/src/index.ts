@@ -74,6 +74,8 @@ export {
 } from "./McpHttp.js"
 export {
   type McpProcess,
+  type McpTestTransport,
+  mcpTestTransport,
   scopedMcp,
   startMcp
 } from "./McpProcess.js"

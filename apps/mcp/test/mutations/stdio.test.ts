@@ -262,7 +262,13 @@ describe("the mutation surface over stdio", () => {
       expect(level).toBe("INFO")
       return rest
     }
-    const base = (tool: string, p: string) => ({ event: "tool_call", tool, workdir: "rw", path: p })
+    const base = (tool: string, p: string) => ({
+      event: "tool_call",
+      tool,
+      transport: mcp.transport,
+      workdir: "rw",
+      path: p
+    })
     expect(line("create_text_file", "seq/../doc.txt", true)).toEqual({
       ...base("create_text_file", "seq/../doc.txt"),
       success: true,
@@ -316,6 +322,7 @@ describe("the mutation surface over stdio", () => {
         "success",
         "timestamp",
         "tool",
+        "transport",
         "workdir"
       ])
   })
