@@ -27,6 +27,7 @@ export interface HttpSettings {
   readonly headersTimeoutSeconds: number
   readonly requestTimeoutSeconds: number
   readonly keepAliveTimeoutSeconds: number
+  readonly maxConnections: number
   readonly maxSessions: number
   readonly sessionIdleSeconds: number
   readonly maxRequestsPerSession: number
@@ -170,9 +171,18 @@ export const HTTP_VARIABLES: { readonly [K in keyof HttpSettings]: Entry<HttpSet
   keepAliveTimeoutSeconds: {
     variable: "SERVERFS_HTTP_KEEP_ALIVE_TIMEOUT_SECONDS",
     kind: "strict int",
-    default: "5",
-    parse: strictIntIn(5, 1, 300),
-    description: "An idle keep-alive connection is closed after this many seconds; 1 to 300."
+    default: "65",
+    parse: strictIntIn(65, 1, 300),
+    description:
+      "An idle keep-alive connection is closed after this many seconds; 1 to 300. Longer than the usual 60 s idle timeout of a fronting proxy or tunnel, so the side that reuses a connection closes it first (a server closing as a request arrives loses that request)."
+  },
+  maxConnections: {
+    variable: "SERVERFS_HTTP_MAX_CONNECTIONS",
+    kind: "strict int",
+    default: "512",
+    parse: strictIntIn(512, 8, 65536),
+    description:
+      "Most TCP connections at once (open or idle); a connection beyond it is closed at once. 8 to 65536."
   },
   maxSessions: {
     variable: "SERVERFS_HTTP_MAX_SESSIONS",

@@ -56,7 +56,23 @@ export const serveHttp = (
       maxHeaderSize: settings.maxHeaderBytes,
       connectionsCheckingInterval: 1000
     })
+    // Every connection holds a descriptor: they are capped, and one that has not delivered a
+    // request head within the head timeout is closed. Node's own head timeout only starts at the
+    // first byte, so a client that connects and stays silent would otherwise hold its place (and,
+    // at the cap, lock everyone out) forever. Idle keep-alive connections end by keepAliveTimeout.
+    server.maxConnections = settings.maxConnections
+    const answered = new WeakSet<object>()
+    server.on("connection", (socket) => {
+      // A per-socket deadline, unref'd so it never keeps the process alive: a Node timer, not
+      // the Clock, like Node's own head timeout it stands next to.
+      const deadline = setTimeout(() => {
+        if (!answered.has(socket)) socket.destroy()
+      }, headersTimeout + 1000)
+      deadline.unref()
+      socket.once("close", () => clearTimeout(deadline))
+    })
     server.on("request", (req: http.IncomingMessage, res: http.ServerResponse) => {
+      answered.add(req.socket)
       const url = new URL(req.url ?? "/", "http://localhost")
       if (draining || context === undefined) {
         refuse(res, 503, "Service Unavailable: the server is shutting down", {}, true)
