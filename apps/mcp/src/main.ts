@@ -2,16 +2,11 @@
 import { createRequire } from "node:module"
 import * as NodeRuntime from "@effect/platform-node/NodeRuntime"
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js"
-import {
-  Configuration,
-  EnvironmentConfigProvider,
-  exitTeardown,
-  type ProgramExit,
-  withExitCode
-} from "@serverfs/policy"
+import { Configuration, EnvironmentConfigProvider, exitTeardown, type ProgramExit } from "@serverfs/policy"
 import { handleProgramArguments } from "@serverfs/policy/ProgramArguments"
 import { AuditLog, AuditSink, JsonLoggerLive } from "@serverfs/telemetry-local"
 import { DateTime, Effect, Layer } from "effect"
+import { withClientVisibleExitCode } from "./ConfigurationErrorReply.js"
 import { McpServerLayer } from "./Layers.js"
 import { McpServer } from "./McpServer.js"
 import { startupFields } from "./StartupLog.js"
@@ -73,7 +68,7 @@ const start = handleProgramArguments({
 })
 
 if (start) {
-  NodeRuntime.runMain(withExitCode(program.pipe(Effect.provide(MainLive)), exitPolicy), {
+  NodeRuntime.runMain(withClientVisibleExitCode(program.pipe(Effect.provide(MainLive)), exitPolicy), {
     disablePrettyLogger: true,
     disableErrorReporting: true,
     teardown: exitTeardown(exitPolicy)
