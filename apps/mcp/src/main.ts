@@ -14,7 +14,8 @@ import { startupFields } from "./StartupLog.js"
 /**
  * serverfs-mcp: the MCP server over stdio. stdout carries protocol frames only; every log line
  * is JSON on stderr. Exit codes: 0 on stdin EOF or SIGTERM/SIGINT, 2 on a configuration error
- * (one line: `ServerFS: configuration error: <VARIABLE>: <problem>`), 1 otherwise.
+ * (one line: `ServerFS: configuration error: <VARIABLE>: <problem>`, and the same line as the
+ * JSON-RPC error answering the client's first request: ConfigurationErrorReply.ts), 1 otherwise.
  */
 const program = Effect.gen(function* () {
   const server = yield* McpServer
