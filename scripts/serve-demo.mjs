@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `npm run serve:demo`: the MCP server on stdio over the embedded demo workdir, for connecting
-// any MCP client by hand. Only protocol frames appear on stdout.
+// The MCP server on stdio over the embedded demo workdir, for connecting any MCP client by hand.
+// Give the client `node scripts/serve-demo.mjs` (or `npm run --silent serve:demo`): only protocol
+// frames appear on stdout — a plain `npm run` prints its banner there first.
 import { spawn } from "node:child_process"
 import * as path from "node:path"
 import { demoEnv, root } from "./demo-env.mjs"

@@ -8,12 +8,12 @@ import {
   exitTeardown,
   loadHttpSettings,
   maxBodyBytesFor,
-  type ProgramExit,
-  withExitCode
+  type ProgramExit
 } from "@serverfs/policy"
 import { handleProgramArguments } from "@serverfs/policy/ProgramArguments"
 import { AuditLog, AuditSink, JsonLoggerLive } from "@serverfs/telemetry-local"
 import { DateTime, Effect, Layer } from "effect"
+import { withClientVisibleExitCode } from "./ConfigurationErrorReply.js"
 import { serveHttp } from "./http/HttpServer.js"
 import { McpServerLayer } from "./Layers.js"
 import { McpServer } from "./McpServer.js"
@@ -24,7 +24,8 @@ import { startupFields } from "./StartupLog.js"
  * (SERVERFS_MCP_TRANSPORT=http, http/HttpServer.ts). stdout carries protocol frames only (nothing
  * at all over HTTP); every log line is JSON on stderr. Exit codes: 0 on stdin EOF (stdio) or
  * SIGTERM/SIGINT, 2 on a configuration error (one line:
- * `ServerFS: configuration error: <VARIABLE>: <problem>`), 1 otherwise.
+ * `ServerFS: configuration error: <VARIABLE>: <problem>`, and the same line as the JSON-RPC
+ * error answering a stdio client's first request: ConfigurationErrorReply.ts), 1 otherwise.
  */
 const program = Effect.gen(function* () {
   const server = yield* McpServer
@@ -94,7 +95,7 @@ const start = handleProgramArguments({
 })
 
 if (start) {
-  NodeRuntime.runMain(withExitCode(program.pipe(Effect.provide(MainLive)), exitPolicy), {
+  NodeRuntime.runMain(withClientVisibleExitCode(program.pipe(Effect.provide(MainLive)), exitPolicy), {
     disablePrettyLogger: true,
     disableErrorReporting: true,
     teardown: exitTeardown(exitPolicy)

@@ -8,6 +8,7 @@ import { execFile } from "node:child_process"
 import fs from "node:fs"
 import path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import { skipWithoutRoot } from "@serverfs/testkit"
 import { Effect } from "effect"
 import { type AllowedPeer, serveRpc } from "../src/index.js"
 import { rawExchange, recordingHandler, requestLine, SAMPLE_RESULTS, tempBase } from "./fixtures.js"
@@ -30,8 +31,6 @@ const requireOtherUidSupport = (): string => {
   if (setpriv === undefined) {
     throw new Error("peer tests need setpriv(1) (util-linux) on PATH to run a client as uid 65534")
   }
-  if (process.geteuid?.() !== 0)
-    throw new Error("peer tests must run as root to switch the client to uid 65534")
   return setpriv
 }
 
@@ -107,65 +106,69 @@ const parseLines = (text: string) =>
     .filter((line) => line !== "")
     .map((line) => JSON.parse(line) as unknown)
 
-describe("peer credentials (SO_PEERCRED)", () => {
-  it.scopedLive(
-    "a client running as another uid is refused with PEER_NOT_AUTHORIZED; nothing is dispatched",
-    () =>
+// setpriv can switch the client to uid 65534 only as root: skipped otherwise.
+describe.skipIf(skipWithoutRoot("setpriv runs the client as uid 65534"))(
+  "peer credentials (SO_PEERCRED)",
+  () => {
+    it.scopedLive(
+      "a client running as another uid is refused with PEER_NOT_AUTHORIZED; nothing is dispatched",
+      () =>
+        Effect.gen(function* () {
+          const { base, socketPath, calls } = yield* serveShared({ uid: null, gid: null })
+          const outcome = yield* runAsNobody(base, socketPath, requestLine({ request_id: "peer-1" }))
+          expect(parseLines(outcome.received)).toEqual([
+            {
+              request_id: null,
+              ok: false,
+              error: { code: "PEER_NOT_AUTHORIZED", message: expect.any(String) }
+            }
+          ])
+          expect(calls).toEqual([])
+          // Our own process (the server's uid and gid) is still served.
+          const own = yield* rawExchange(socketPath, requestLine({ request_id: "own" }), 1)
+          expect(own.lines[0]).toEqual({ request_id: "own", ok: true, result: SAMPLE_RESULTS["task.get"] })
+          expect(calls).toHaveLength(1)
+        })
+    )
+
+    it.scopedLive("the same client is accepted when {uid: 65534, gid: 65534} is the allowed peer", () =>
       Effect.gen(function* () {
-        const { base, socketPath, calls } = yield* serveShared({ uid: null, gid: null })
-        const outcome = yield* runAsNobody(base, socketPath, requestLine({ request_id: "peer-1" }))
+        const { base, socketPath, calls } = yield* serveShared({ uid: NOBODY, gid: NOBODY })
+        const outcome = yield* runAsNobody(base, socketPath, requestLine({ request_id: "peer-2" }))
         expect(parseLines(outcome.received)).toEqual([
-          {
-            request_id: null,
-            ok: false,
-            error: { code: "PEER_NOT_AUTHORIZED", message: expect.any(String) }
-          }
+          { request_id: "peer-2", ok: true, result: SAMPLE_RESULTS["task.get"] }
+        ])
+        expect(calls).toEqual([{ method: "task.get", params: { task_id: "agt_1" } }])
+        // And now the server's own uid is the stranger.
+        const own = yield* rawExchange(socketPath, requestLine({ request_id: "own" }), "close")
+        expect(own.lines).toEqual([
+          { request_id: null, ok: false, error: { code: "PEER_NOT_AUTHORIZED", message: expect.any(String) } }
+        ])
+        expect(own.closed).toBe(true)
+        expect(calls).toHaveLength(1)
+      })
+    )
+
+    it.scopedLive("each configured value must match: the right uid with the wrong gid is refused", () =>
+      Effect.gen(function* () {
+        const { base, socketPath, calls } = yield* serveShared({ uid: NOBODY, gid: 0 })
+        const outcome = yield* runAsNobody(base, socketPath, requestLine({ request_id: "peer-3" }))
+        expect(parseLines(outcome.received)).toMatchObject([
+          { request_id: null, ok: false, error: { code: "PEER_NOT_AUTHORIZED" } }
         ])
         expect(calls).toEqual([])
-        // Our own process (the server's uid and gid) is still served.
-        const own = yield* rawExchange(socketPath, requestLine({ request_id: "own" }), 1)
-        expect(own.lines[0]).toEqual({ request_id: "own", ok: true, result: SAMPLE_RESULTS["task.get"] })
-        expect(calls).toHaveLength(1)
       })
-  )
+    )
 
-  it.scopedLive("the same client is accepted when {uid: 65534, gid: 65534} is the allowed peer", () =>
-    Effect.gen(function* () {
-      const { base, socketPath, calls } = yield* serveShared({ uid: NOBODY, gid: NOBODY })
-      const outcome = yield* runAsNobody(base, socketPath, requestLine({ request_id: "peer-2" }))
-      expect(parseLines(outcome.received)).toEqual([
-        { request_id: "peer-2", ok: true, result: SAMPLE_RESULTS["task.get"] }
-      ])
-      expect(calls).toEqual([{ method: "task.get", params: { task_id: "agt_1" } }])
-      // And now the server's own uid is the stranger.
-      const own = yield* rawExchange(socketPath, requestLine({ request_id: "own" }), "close")
-      expect(own.lines).toEqual([
-        { request_id: null, ok: false, error: { code: "PEER_NOT_AUTHORIZED", message: expect.any(String) } }
-      ])
-      expect(own.closed).toBe(true)
-      expect(calls).toHaveLength(1)
-    })
-  )
-
-  it.scopedLive("each configured value must match: the right uid with the wrong gid is refused", () =>
-    Effect.gen(function* () {
-      const { base, socketPath, calls } = yield* serveShared({ uid: NOBODY, gid: 0 })
-      const outcome = yield* runAsNobody(base, socketPath, requestLine({ request_id: "peer-3" }))
-      expect(parseLines(outcome.received)).toMatchObject([
-        { request_id: null, ok: false, error: { code: "PEER_NOT_AUTHORIZED" } }
-      ])
-      expect(calls).toEqual([])
-    })
-  )
-
-  it.scopedLive(
-    "a null value is not checked when the other one is set: {uid: 65534, gid: null} accepts",
-    () =>
-      Effect.gen(function* () {
-        const { base, socketPath, calls } = yield* serveShared({ uid: NOBODY, gid: null })
-        const outcome = yield* runAsNobody(base, socketPath, requestLine({ request_id: "peer-4" }))
-        expect(parseLines(outcome.received)).toMatchObject([{ request_id: "peer-4", ok: true }])
-        expect(calls).toHaveLength(1)
-      })
-  )
-})
+    it.scopedLive(
+      "a null value is not checked when the other one is set: {uid: 65534, gid: null} accepts",
+      () =>
+        Effect.gen(function* () {
+          const { base, socketPath, calls } = yield* serveShared({ uid: NOBODY, gid: null })
+          const outcome = yield* runAsNobody(base, socketPath, requestLine({ request_id: "peer-4" }))
+          expect(parseLines(outcome.received)).toMatchObject([{ request_id: "peer-4", ok: true }])
+          expect(calls).toHaveLength(1)
+        })
+    )
+  }
+)

@@ -6,6 +6,7 @@ import fs from "node:fs"
 import net from "node:net"
 import path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import { skipWithoutRoot } from "@serverfs/testkit"
 import { Effect } from "effect"
 import { makeBridgeClient, serveRpc } from "../src/index.js"
 import { recordingHandler, SAMPLE_RESULTS, tempBase } from "./fixtures.js"
@@ -47,10 +48,8 @@ const staleSocket = (socketPath: string, held: string) =>
     })
   })
 
-const isRoot = process.geteuid?.() === 0
-const requireRoot = () => {
-  if (!isRoot) throw new Error("this test chowns files to uid 65534 and must run as root (as CI does)")
-}
+// These chown to uid/gid 65534 (or give a socket that group): root only; skipped otherwise.
+const withoutRoot = skipWithoutRoot("chown to uid/gid 65534")
 
 describe("what the server creates", () => {
   it.scopedLive("a missing directory is created 0700, the socket 0600, and nothing else is left in it", () =>
@@ -83,18 +82,19 @@ describe("what the server creates", () => {
     })
   )
 
-  it.scopedLive("shared mode: directory 0750 and socket 0660, both in the shared group", () =>
-    Effect.gen(function* () {
-      requireRoot()
-      const base = yield* tempBase
-      const dir = path.join(base, "run")
-      const socketPath = path.join(dir, "bridge.sock")
-      yield* serveAt(socketPath, NOBODY)
-      expect(modeOf(dir)).toBe(0o750)
-      expect(fs.lstatSync(dir).gid).toBe(NOBODY)
-      expect(modeOf(socketPath)).toBe(0o660)
-      expect(fs.lstatSync(socketPath).gid).toBe(NOBODY)
-    })
+  it.scopedLive.skipIf(withoutRoot)(
+    "shared mode: directory 0750 and socket 0660, both in the shared group",
+    () =>
+      Effect.gen(function* () {
+        const base = yield* tempBase
+        const dir = path.join(base, "run")
+        const socketPath = path.join(dir, "bridge.sock")
+        yield* serveAt(socketPath, NOBODY)
+        expect(modeOf(dir)).toBe(0o750)
+        expect(fs.lstatSync(dir).gid).toBe(NOBODY)
+        expect(modeOf(socketPath)).toBe(0o660)
+        expect(fs.lstatSync(socketPath).gid).toBe(NOBODY)
+      })
   )
 
   it.scopedLive("an existing safe directory is brought to the configured mode (0700 private)", () =>
@@ -109,17 +109,19 @@ describe("what the server creates", () => {
     })
   )
 
-  it.scopedLive("switching to shared mode opens an existing private directory to the group (0750)", () =>
-    Effect.gen(function* () {
-      const base = yield* tempBase
-      const dir = path.join(base, "run")
-      fs.mkdirSync(dir)
-      fs.chmodSync(dir, 0o700)
-      yield* serveAt(path.join(dir, "bridge.sock"), 65534)
-      expect(modeOf(dir)).toBe(0o750)
-      expect(fs.statSync(dir).gid).toBe(65534)
-      expect(modeOf(path.join(dir, "bridge.sock"))).toBe(0o660)
-    })
+  it.scopedLive.skipIf(withoutRoot)(
+    "switching to shared mode opens an existing private directory to the group (0750)",
+    () =>
+      Effect.gen(function* () {
+        const base = yield* tempBase
+        const dir = path.join(base, "run")
+        fs.mkdirSync(dir)
+        fs.chmodSync(dir, 0o700)
+        yield* serveAt(path.join(dir, "bridge.sock"), 65534)
+        expect(modeOf(dir)).toBe(0o750)
+        expect(fs.statSync(dir).gid).toBe(65534)
+        expect(modeOf(path.join(dir, "bridge.sock"))).toBe(0o660)
+      })
   )
 })
 
@@ -186,23 +188,28 @@ describe("an existing path at the socket name", () => {
     })
   )
 
-  it.scopedLive("a stale socket of another owner → SOCKET_PATH_IN_USE, left untouched", () =>
-    Effect.gen(function* () {
-      requireRoot()
-      const base = yield* tempBase
-      const socketPath = path.join(base, "bridge.sock")
-      yield* staleSocket(socketPath, path.join(base, "held"))
-      fs.lchownSync(socketPath, NOBODY, NOBODY)
-      const inode = fs.lstatSync(socketPath).ino
-      expect(yield* startFailure(socketPath)).toBe("SOCKET_PATH_IN_USE")
-      expect(fs.lstatSync(socketPath).ino).toBe(inode)
-      expect(fs.lstatSync(socketPath).uid).toBe(NOBODY)
-    })
+  it.scopedLive.skipIf(withoutRoot)(
+    "a stale socket of another owner → SOCKET_PATH_IN_USE, left untouched",
+    () =>
+      Effect.gen(function* () {
+        const base = yield* tempBase
+        const socketPath = path.join(base, "bridge.sock")
+        yield* staleSocket(socketPath, path.join(base, "held"))
+        fs.lchownSync(socketPath, NOBODY, NOBODY)
+        const inode = fs.lstatSync(socketPath).ino
+        expect(yield* startFailure(socketPath)).toBe("SOCKET_PATH_IN_USE")
+        expect(fs.lstatSync(socketPath).ino).toBe(inode)
+        expect(fs.lstatSync(socketPath).uid).toBe(NOBODY)
+      })
   )
 })
 
 describe("unsafe socket directories → SOCKET_DIRECTORY_UNSAFE", () => {
-  const unsafeCases: ReadonlyArray<{ readonly name: string; readonly setup: (base: string) => string }> = [
+  const unsafeCases: ReadonlyArray<{
+    readonly name: string
+    readonly needsRoot?: true
+    readonly setup: (base: string) => string
+  }> = [
     {
       name: "world-writable",
       setup: (base) => {
@@ -237,8 +244,8 @@ describe("unsafe socket directories → SOCKET_DIRECTORY_UNSAFE", () => {
     },
     {
       name: "owned by another uid",
+      needsRoot: true,
       setup: (base) => {
-        requireRoot()
         fs.mkdirSync(path.join(base, "run"), { mode: 0o700 })
         fs.chownSync(path.join(base, "run"), NOBODY, NOBODY)
         return path.join(base, "run")
@@ -253,7 +260,7 @@ describe("unsafe socket directories → SOCKET_DIRECTORY_UNSAFE", () => {
     }
   ]
   for (const unsafe of unsafeCases) {
-    it.scopedLive(`${unsafe.name}`, () =>
+    it.scopedLive.skipIf(unsafe.needsRoot === true && withoutRoot)(`${unsafe.name}`, () =>
       Effect.gen(function* () {
         const base = yield* tempBase
         const dir = unsafe.setup(base)

@@ -6,9 +6,13 @@ import { createHash } from "node:crypto"
 import * as fs from "node:fs"
 import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
+import { skipWithoutRoot } from "@serverfs/testkit"
 import { Effect, Layer } from "effect"
 import { makeTaskId, ResultSpool, type ResultSpoolShape, TaskStore } from "../src/index.js"
 import { failureTag, modeOf, scopedTempState, type TempState } from "./helpers.js"
+
+// "another owner" chowns the spooled file to uid 65534: root only.
+const withoutRoot = skipWithoutRoot("chown to uid 65534")
 
 const withSpool = <A, E>(temp: TempState, effect: Effect.Effect<A, E, ResultSpool>) =>
   Effect.provide(effect, TaskStore.layer({ stateDir: temp.stateDir }).pipe(Layer.orDie))
@@ -252,7 +256,7 @@ describe("readResult", () => {
       )
   )
 
-  it.scoped(
+  it.scoped.skipIf(withoutRoot)(
     "a tampered mode, another owner, a symlink, a missing file or broken UTF-8 → AGENT_RESULT_STORAGE_ERROR",
     () =>
       Effect.flatMap(scopedTempState, (temp) =>

@@ -85,6 +85,7 @@ export {
   mcpMain,
   repoRoot
 } from "./RepoPaths.js"
+export { runningAsRoot, skipWithoutRoot } from "./RootOnly.js"
 export {
   makeTempTree,
   SharedTempTree,

@@ -11,6 +11,7 @@ import {
   rawExchange,
   readAllEvents,
   requestLine,
+  skipWithoutRoot,
   startAgentStack,
   startBridgeProcess,
   type TempTree
@@ -305,102 +306,106 @@ interface PeerRun {
   readonly how: string
 }
 
-describe("peer credentials (SO_PEERCRED)", () => {
-  let base: string
-  let tree: TempTree
-  let bridge: BridgeProcess | undefined
+// setpriv can run the client as uid 65534 only as root: skipped otherwise.
+describe.skipIf(skipWithoutRoot("setpriv runs the client as uid 65534"))(
+  "peer credentials (SO_PEERCRED)",
+  () => {
+    let base: string
+    let tree: TempTree
+    let bridge: BridgeProcess | undefined
 
-  beforeAll(() => {
-    // Everything a uid-65534 client must reach lives under a directory it may traverse.
-    tree = makeTempTree("serverfs-agent-peer-")
-    base = tree.base
-    fs.chmodSync(base, 0o711)
-    fs.writeFileSync(`${base}/peer-client.mjs`, PEER_CLIENT, { mode: 0o644 })
-  })
+    beforeAll(() => {
+      // Everything a uid-65534 client must reach lives under a directory it may traverse.
+      tree = makeTempTree("serverfs-agent-peer-")
+      base = tree.base
+      fs.chmodSync(base, 0o711)
+      fs.writeFileSync(`${base}/peer-client.mjs`, PEER_CLIENT, { mode: 0o644 })
+    })
 
-  afterAll(async () => {
-    await bridge?.kill("SIGTERM")
-    tree?.remove()
-  })
+    afterAll(async () => {
+      await bridge?.kill("SIGTERM")
+      tree?.remove()
+    })
 
-  const asNobody = async (line: string): Promise<PeerRun> => {
-    const { stdout } = await run(
-      "setpriv",
-      [
-        `--reuid=${NOBODY}`,
-        `--regid=${NOBODY}`,
-        "--clear-groups",
-        process.execPath,
-        `${base}/peer-client.mjs`,
-        `${base}/run/bridge.sock`,
-        line.trimEnd()
-      ],
-      { cwd: "/", timeout: 30_000 }
-    )
-    return JSON.parse(stdout) as PeerRun
-  }
+    const asNobody = async (line: string): Promise<PeerRun> => {
+      const { stdout } = await run(
+        "setpriv",
+        [
+          `--reuid=${NOBODY}`,
+          `--regid=${NOBODY}`,
+          "--clear-groups",
+          process.execPath,
+          `${base}/peer-client.mjs`,
+          `${base}/run/bridge.sock`,
+          line.trimEnd()
+        ],
+        { cwd: "/", timeout: 30_000 }
+      )
+      return JSON.parse(stdout) as PeerRun
+    }
 
-  const start = async (peer: Record<string, string>) => {
-    await bridge?.kill("SIGTERM")
-    bridge = await startBridgeProcess({ ...agentStackEnv(tree), ...peer })
-  }
+    const start = async (peer: Record<string, string>) => {
+      await bridge?.kill("SIGTERM")
+      bridge = await startBridgeProcess({ ...agentStackEnv(tree), ...peer })
+    }
 
-  it("shared mode for uid/gid 65534: that client is served, root is refused", async () => {
-    await start({ SERVERFS_AGENT_PEER_UID: String(NOBODY), SERVERFS_AGENT_PEER_GID: String(NOBODY) })
-    const socketStat = fs.statSync(`${base}/run/bridge.sock`)
-    expect(socketStat.mode & 0o777).toBe(0o660)
-    expect(socketStat.gid).toBe(NOBODY)
-    const served = await asNobody(requestLine("runtime.list", {}, "r-nobody"))
-    expect(served).toMatchObject({ uid: NOBODY, gid: NOBODY })
-    const response = JSON.parse(served.out.trim()) as BridgeResponse
-    expect(response).toMatchObject({ request_id: "r-nobody", ok: true })
-    const runtimes = (response.result?.runtimes ?? []) as ReadonlyArray<{ name: string }>
-    expect(runtimes.map((r) => r.name)).toContain("fake")
+    it("shared mode for uid/gid 65534: that client is served, root is refused", async () => {
+      await start({ SERVERFS_AGENT_PEER_UID: String(NOBODY), SERVERFS_AGENT_PEER_GID: String(NOBODY) })
+      const socketStat = fs.statSync(`${base}/run/bridge.sock`)
+      expect(socketStat.mode & 0o777).toBe(0o660)
+      expect(socketStat.gid).toBe(NOBODY)
+      const served = await asNobody(requestLine("runtime.list", {}, "r-nobody"))
+      expect(served).toMatchObject({ uid: NOBODY, gid: NOBODY })
+      const response = JSON.parse(served.out.trim()) as BridgeResponse
+      expect(response).toMatchObject({ request_id: "r-nobody", ok: true })
+      const runtimes = (response.result?.runtimes ?? []) as ReadonlyArray<{ name: string }>
+      expect(runtimes.map((r) => r.name)).toContain("fake")
 
-    const root = await rawExchange(`${base}/run/bridge.sock`, requestLine("runtime.list", {}, "r-root"))
-    expect(root.responses).toEqual([
-      {
+      const root = await rawExchange(`${base}/run/bridge.sock`, requestLine("runtime.list", {}, "r-root"))
+      expect(root.responses).toEqual([
+        {
+          request_id: null,
+          ok: false,
+          error: {
+            code: "PEER_NOT_AUTHORIZED",
+            message: "the connecting process is not authorized to use the Agent Bridge"
+          }
+        }
+      ])
+      expect(root.closedByPeer).toBe(true)
+    })
+
+    it("SERVERFS_AGENT_PEER_UID=0: a uid-65534 client reaching the socket is refused and nothing is dispatched", async () => {
+      await start({ SERVERFS_AGENT_PEER_UID: "0" })
+      // Private mode (0700/0600); open it up so the other uid can connect at all.
+      fs.chmodSync(`${base}/run`, 0o711)
+      fs.chmodSync(`${base}/run/bridge.sock`, 0o666)
+      const params = {
+        runtime: "fake",
+        workdir: "main",
+        path: "",
+        profile: "workspace-write",
+        prompt: "write:by-nobody.txt=1\ncomplete:nobody",
+        idempotency_key: "k-nobody"
+      }
+      const refused = await asNobody(requestLine("task.submit", params, "r-submit"))
+      expect(refused).toMatchObject({ uid: NOBODY, gid: NOBODY, how: "closed" })
+      expect(JSON.parse(refused.out.trim())).toEqual({
         request_id: null,
         ok: false,
         error: {
           code: "PEER_NOT_AUTHORIZED",
           message: "the connecting process is not authorized to use the Agent Bridge"
         }
-      }
-    ])
-    expect(root.closedByPeer).toBe(true)
-  })
-
-  it("SERVERFS_AGENT_PEER_UID=0: a uid-65534 client reaching the socket is refused and nothing is dispatched", async () => {
-    await start({ SERVERFS_AGENT_PEER_UID: "0" })
-    // Private mode (0700/0600); open it up so the other uid can connect at all.
-    fs.chmodSync(`${base}/run`, 0o711)
-    fs.chmodSync(`${base}/run/bridge.sock`, 0o666)
-    const params = {
-      runtime: "fake",
-      workdir: "main",
-      path: "",
-      profile: "workspace-write",
-      prompt: "write:by-nobody.txt=1\ncomplete:nobody",
-      idempotency_key: "k-nobody"
-    }
-    const refused = await asNobody(requestLine("task.submit", params, "r-submit"))
-    expect(refused).toMatchObject({ uid: NOBODY, gid: NOBODY, how: "closed" })
-    expect(JSON.parse(refused.out.trim())).toEqual({
-      request_id: null,
-      ok: false,
-      error: {
-        code: "PEER_NOT_AUTHORIZED",
-        message: "the connecting process is not authorized to use the Agent Bridge"
-      }
+      })
+      // Root is the allowed peer: the key is free (another prompt under it is accepted).
+      const probe = await bridgeCall(`${base}/run/bridge.sock`, "task.submit", {
+        ...params,
+        prompt: "complete:root",
+        profile: "review"
+      })
+      expect(probe).toMatchObject({ ok: true, result: { status: "queued" } })
+      expect(fs.existsSync(`${base}/workdir/by-nobody.txt`)).toBe(false)
     })
-    // Root is the allowed peer: the key is free (another prompt under it is accepted).
-    const probe = await bridgeCall(`${base}/run/bridge.sock`, "task.submit", {
-      ...params,
-      prompt: "complete:root",
-      profile: "review"
-    })
-    expect(probe).toMatchObject({ ok: true, result: { status: "queued" } })
-    expect(fs.existsSync(`${base}/workdir/by-nobody.txt`)).toBe(false)
-  })
-})
+  }
+)

@@ -21,10 +21,10 @@ import {
   leftovers,
   makeBase,
   removeBase,
-  requireRoot,
   revisionAt,
   rwVars,
   snapshot,
+  withoutRoot,
   withServer
 } from "./fixtures/harness.js"
 
@@ -32,8 +32,11 @@ let base = ""
 let root = ""
 let counter = 0
 
+// The whole file creates files owned by other users and switches the effective uid: root only.
+const skipped = withoutRoot("chown to other users and seteuid")
+
 beforeAll(() => {
-  requireRoot("metadata.test.ts")
+  if (skipped) return
   base = makeBase("serverfs-mut-meta-")
   root = path.join(base, "wd")
   fs.mkdirSync(root)
@@ -41,7 +44,9 @@ beforeAll(() => {
   fs.chmodSync(path.join(root, "shared"), 0o777)
 })
 
-afterAll(() => removeBase(base))
+afterAll(() => {
+  if (base !== "") removeBase(base)
+})
 
 const vars = () => rwVars(root)
 
@@ -136,7 +141,7 @@ const ACL = (() => {
   return value
 })()
 
-describe("edit_text_file keeps the original's metadata (run as root)", () => {
+describe.skipIf(skipped)("edit_text_file keeps the original's metadata (run as root)", () => {
   it.effect("a file owned by 1000:1000, edited by the root process, keeps owner 1000:1000", () => {
     const name = makeFile("before\n", [1000, 1000], 0o644)
     const absolute = path.join(root, name)
@@ -270,82 +275,85 @@ describe("edit_text_file keeps the original's metadata (run as root)", () => {
   )
 })
 
-describe("an unreproducible piece → METADATA_PRESERVATION_FAILED, original untouched, no temp", () => {
-  const FAILED = (name: string) =>
-    `METADATA_PRESERVATION_FAILED: wd:${name} — owner, mode or extended attributes could not be preserved; file unchanged`
+describe.skipIf(skipped)(
+  "an unreproducible piece → METADATA_PRESERVATION_FAILED, original untouched, no temp",
+  () => {
+    const FAILED = (name: string) =>
+      `METADATA_PRESERVATION_FAILED: wd:${name} — owner, mode or extended attributes could not be preserved; file unchanged`
 
-  /** Run an edit of `name` as uid/gid 65534 and expect the refusal, with everything unchanged. */
-  const refusedAsNobody = (name: string) => {
-    const absolute = path.join(root, name)
-    const shared = path.join(root, "shared")
-    const revision = revisionAt(absolute)
-    const entries = snapshot(shared, false)
-    const bytes = bytesOf(absolute)
-    return withServer(vars(), (h) =>
-      Effect.gen(function* () {
-        yield* asUserEffect(
-          65534,
-          65534,
-          expectCode(
-            h.edit(name, revision, [{ old_text: "before", new_text: "after" }]),
-            "METADATA_PRESERVATION_FAILED",
-            FAILED(name)
-          )
-        )
-        expect(process.geteuid?.()).toBe(0)
-        expect(bytesOf(absolute)).toEqual(bytes)
-        expect(revisionAt(absolute)).toBe(revision)
-        // Every entry of the directory (inode, times, bytes, owner, mode) is as it was.
-        expect(snapshot(shared, false)).toEqual(entries)
-        expect(leftovers(root)).toEqual([])
-        // The same revision still edits successfully once the process can reproduce it (root).
-        yield* h.edit(name, revision, [{ old_text: "before", new_text: "after" }])
-        expect(fs.readFileSync(absolute, "utf8")).toBe("after\n")
-      })
-    )
-  }
-
-  it.effect("a foreign owner the non-root process cannot chown to", () => {
-    const name = makeFile("before\n", [1000, 1000], 0o644, "shared")
-    return refusedAsNobody(name)
-  })
-
-  it.effect("a foreign group the non-root process is not in", () => {
-    const name = makeFile("before\n", [65534, 1000], 0o664, "shared")
-    return refusedAsNobody(name)
-  })
-
-  it.effect("a security.* attribute the non-root process cannot set", () => {
-    const name = makeFile("before\n", [65534, 65534], 0o644, "shared")
-    setXattr(path.join(root, name), "security.serverfs-label", Buffer.from("label"))
-    // Visible to the unprivileged process, so it knows it would be lost.
-    expect(withFd(path.join(root, name), (fd) => asUser(65534, 65534, () => flistxattr(fd)))).toEqual([
-      "security.serverfs-label"
-    ])
-    return refusedAsNobody(name)
-  })
-
-  it.effect(
-    "control: the same non-root process edits its own file and keeps mode and user.* attributes",
-    () => {
-      const name = makeFile("before\n", [65534, 65534], 0o2640, "shared")
+    /** Run an edit of `name` as uid/gid 65534 and expect the refusal, with everything unchanged. */
+    const refusedAsNobody = (name: string) => {
       const absolute = path.join(root, name)
-      setXattr(absolute, "user.note", Buffer.from([1, 0, 2]))
-      const before = xattrsOf(absolute)
+      const shared = path.join(root, "shared")
+      const revision = revisionAt(absolute)
+      const entries = snapshot(shared, false)
+      const bytes = bytesOf(absolute)
       return withServer(vars(), (h) =>
         Effect.gen(function* () {
-          const result = yield* asUserEffect(
+          yield* asUserEffect(
             65534,
             65534,
-            h.edit(name, revisionAt(absolute), [{ old_text: "before", new_text: "after" }])
+            expectCode(
+              h.edit(name, revision, [{ old_text: "before", new_text: "after" }]),
+              "METADATA_PRESERVATION_FAILED",
+              FAILED(name)
+            )
           )
-          expect(result.edited).toBe(true)
-          expect(fs.readFileSync(absolute, "utf8")).toBe("after\n")
-          expect(ownerAndMode(absolute)).toEqual({ uid: 65534, gid: 65534, mode: "2640" })
-          expect(xattrsOf(absolute)).toEqual(before)
+          expect(process.geteuid?.()).toBe(0)
+          expect(bytesOf(absolute)).toEqual(bytes)
+          expect(revisionAt(absolute)).toBe(revision)
+          // Every entry of the directory (inode, times, bytes, owner, mode) is as it was.
+          expect(snapshot(shared, false)).toEqual(entries)
           expect(leftovers(root)).toEqual([])
+          // The same revision still edits successfully once the process can reproduce it (root).
+          yield* h.edit(name, revision, [{ old_text: "before", new_text: "after" }])
+          expect(fs.readFileSync(absolute, "utf8")).toBe("after\n")
         })
       )
     }
-  )
-})
+
+    it.effect("a foreign owner the non-root process cannot chown to", () => {
+      const name = makeFile("before\n", [1000, 1000], 0o644, "shared")
+      return refusedAsNobody(name)
+    })
+
+    it.effect("a foreign group the non-root process is not in", () => {
+      const name = makeFile("before\n", [65534, 1000], 0o664, "shared")
+      return refusedAsNobody(name)
+    })
+
+    it.effect("a security.* attribute the non-root process cannot set", () => {
+      const name = makeFile("before\n", [65534, 65534], 0o644, "shared")
+      setXattr(path.join(root, name), "security.serverfs-label", Buffer.from("label"))
+      // Visible to the unprivileged process, so it knows it would be lost.
+      expect(withFd(path.join(root, name), (fd) => asUser(65534, 65534, () => flistxattr(fd)))).toEqual([
+        "security.serverfs-label"
+      ])
+      return refusedAsNobody(name)
+    })
+
+    it.effect(
+      "control: the same non-root process edits its own file and keeps mode and user.* attributes",
+      () => {
+        const name = makeFile("before\n", [65534, 65534], 0o2640, "shared")
+        const absolute = path.join(root, name)
+        setXattr(absolute, "user.note", Buffer.from([1, 0, 2]))
+        const before = xattrsOf(absolute)
+        return withServer(vars(), (h) =>
+          Effect.gen(function* () {
+            const result = yield* asUserEffect(
+              65534,
+              65534,
+              h.edit(name, revisionAt(absolute), [{ old_text: "before", new_text: "after" }])
+            )
+            expect(result.edited).toBe(true)
+            expect(fs.readFileSync(absolute, "utf8")).toBe("after\n")
+            expect(ownerAndMode(absolute)).toEqual({ uid: 65534, gid: 65534, mode: "2640" })
+            expect(xattrsOf(absolute)).toEqual(before)
+            expect(leftovers(root)).toEqual([])
+          })
+        )
+      }
+    )
+  }
+)
