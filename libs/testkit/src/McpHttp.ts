@@ -2,8 +2,7 @@ import { type ChildProcess, spawn } from "node:child_process"
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js"
 import { Effect, type Scope } from "effect"
-import { eventuallyAsync } from "./Eventually.js"
-import { jsonObjectLines } from "./JsonLines.js"
+import { auditReader, jsonObjectLines } from "./JsonLines.js"
 import { mcpMain } from "./RepoPaths.js"
 
 /**
@@ -133,19 +132,7 @@ export const startMcpHttp = async (
   }
   const client =
     options.connect === false ? new Client({ name: "serverfs-test", version: "0.0.0" }) : await connect()
-  const audit = () => jsonObjectLines(stderrLines())
-  const auditWhen = (
-    ready: (records: ReadonlyArray<Record<string, unknown>>) => boolean,
-    timeoutMs = 5_000
-  ) =>
-    eventuallyAsync(
-      "the audit records",
-      async () => {
-        const records = audit()
-        return ready(records) ? records : undefined
-      },
-      timeoutMs
-    ).catch(() => audit())
+  const { audit, auditWhen } = auditReader(stderrLines)
   const kill = (signal: NodeJS.Signals = "SIGTERM") => {
     if (child.exitCode === null && child.signalCode === null) child.kill(signal)
     return exited

@@ -1,8 +1,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js"
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js"
 import { Effect, type Scope } from "effect"
-import { eventuallyAsync } from "./Eventually.js"
-import { jsonObjectLines } from "./JsonLines.js"
+import { auditReader } from "./JsonLines.js"
 import { startMcpHttp } from "./McpHttp.js"
 import { mcpMain } from "./RepoPaths.js"
 
@@ -73,19 +72,7 @@ export const startMcp = async (
   const pid = transport.pid
   if (pid === null) throw new Error("server did not start")
   const stderrLines = () => stderr.split("\n").filter((l) => l !== "")
-  const audit = () => jsonObjectLines(stderrLines())
-  const auditWhen = (
-    ready: (records: ReadonlyArray<Record<string, unknown>>) => boolean,
-    timeoutMs = 5_000
-  ) =>
-    eventuallyAsync(
-      "the audit records",
-      async () => {
-        const records = audit()
-        return ready(records) ? records : undefined
-      },
-      timeoutMs
-    ).catch(() => audit())
+  const { audit, auditWhen } = auditReader(stderrLines)
   return { transport: "stdio", client, pid, stderrLines, audit, auditWhen, close: () => client.close() }
 }
 
