@@ -103,7 +103,8 @@ const exited = (child: ChildProcess): Promise<void> =>
  */
 export const startBridgeProcess = async (
   env: Readonly<Record<string, string>>,
-  command: ReadonlyArray<string> = []
+  command: ReadonlyArray<string> = [],
+  main: string = bridgeMain
 ): Promise<BridgeProcess> => {
   installExitHook()
   const lines: string[] = []
@@ -111,7 +112,7 @@ export const startBridgeProcess = async (
 
   const launch = (): Promise<void> =>
     new Promise<void>((resolve, reject) => {
-      const proc = spawn(command[0] ?? process.execPath, [...command.slice(1), bridgeMain], {
+      const proc = spawn(command[0] ?? process.execPath, [...command.slice(1), main], {
         env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env },
         stdio: ["ignore", "ignore", "pipe"]
       })

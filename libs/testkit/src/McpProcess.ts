@@ -52,13 +52,14 @@ const startOverHttp = async (env: Record<string, string>): Promise<McpProcess> =
 
 export const startMcp = async (
   env: Record<string, string>,
-  command: ReadonlyArray<string> = []
+  command: ReadonlyArray<string> = [],
+  main: string = mcpMain
 ): Promise<McpProcess> => {
   // A wrapper command (run as another user, under a tracer) is a stdio-only concern.
   if (mcpTestTransport() === "http" && command.length === 0) return startOverHttp(env)
   const transport = new StdioClientTransport({
     command: command[0] ?? process.execPath,
-    args: command.length > 0 ? [...command.slice(1), mcpMain] : [mcpMain],
+    args: command.length > 0 ? [...command.slice(1), main] : [main],
     // A clean environment: nothing from the developer's shell leaks into the server's config.
     env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...env },
     stderr: "pipe"

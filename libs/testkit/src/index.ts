@@ -79,6 +79,7 @@ export {
   scopedMcp,
   startMcp
 } from "./McpProcess.js"
+export { type ReadableCheckout, readableCheckout } from "./ReadableCheckout.js"
 export {
   bridgeMain,
   cliMain,

@@ -6,11 +6,14 @@ import {
   bridgeMain,
   type McpProcess,
   mcpMain,
+  type ReadableCheckout,
+  readableCheckout,
+  skipWithoutRoot,
   startBridgeProcess,
   startMcp,
   waitForStatus
 } from "@serverfs/testkit"
-import { afterEach, describe, expect, it, vi } from "vitest"
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from "vitest"
 import { ok } from "./support.js"
 
 /**
@@ -29,7 +32,6 @@ import { ok } from "./support.js"
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 })
 
 const USER = 1000
-const asRoot = process.getuid?.() === 0
 const AS_USER = ["setpriv", `--reuid=${USER}`, `--regid=${USER}`, "--clear-groups", process.execPath]
 
 interface Modes {
@@ -73,85 +75,100 @@ const userDir = (dir: string, mode: number): string => {
 
 const modeOf = (stat: fs.Stats): number => stat.mode & 0o777
 
-describe.skipIf(!asRoot)("user-scoped defaults, end to end as uid 1000 (skipped unless root)", () => {
-  it.each(CASES)(
-    "%s: no path variable set, a task delegated and a file written",
-    async (_name, extra, modes) => {
-      // Short names: the socket path must fit sun_path (107 bytes) below the home.
-      base = fs.mkdtempSync("/tmp/sfu-")
-      fs.chmodSync(base, 0o755)
-      const home = userDir(path.join(base, "h"), 0o700)
-      const workdir = userDir(path.join(base, "wd"), 0o755)
-      // Only WORKDIR_* and Agent variables, plus the login environment's HOME: no path variable,
-      // no XDG variable (startBridgeProcess and startMcp pass nothing else but PATH).
-      const env: Record<string, string> = {
-        HOME: home,
-        WORKDIR_01_ALIAS: "main",
-        WORKDIR_01_PATH: workdir,
-        WORKDIR_01_READ_ONLY: "false",
-        WORKDIR_01_AGENT_MODE: "workspace-write",
-        WORKDIR_01_AGENT_RUNTIMES: "fake",
-        SERVERFS_AGENT_BRIDGE_ENABLED: "true",
-        SERVERFS_AGENT_ENABLE_FAKE_RUNTIME: "true",
-        ...extra
-      }
-      for (const name of Object.keys(env)) expect(name).not.toMatch(/_(SOCKET|DIR)$|^XDG_/)
+describe.skipIf(skipWithoutRoot("setpriv runs both programs as uid 1000"))(
+  "user-scoped defaults, end to end as uid 1000 (skipped unless root)",
+  () => {
+    // The programs where uid 1000 can run them (a checkout under a private directory is mirrored).
+    let checkout: ReadableCheckout | undefined
+    beforeAll(() => {
+      checkout = readableCheckout(USER)
+    })
+    afterAll(() => checkout?.remove())
 
-      bridge = await startBridgeProcess(env, AS_USER)
-      mcp = await startMcp(env, AS_USER)
-      await mcp.client.listTools()
+    it.each(CASES)(
+      "%s: no path variable set, a task delegated and a file written",
+      async (_name, extra, modes) => {
+        // Short names: the socket path must fit sun_path (107 bytes) below the home.
+        base = fs.mkdtempSync("/tmp/sfu-")
+        fs.chmodSync(base, 0o755)
+        const home = userDir(path.join(base, "h"), 0o700)
+        const workdir = userDir(path.join(base, "wd"), 0o755)
+        // Only WORKDIR_* and Agent variables, plus the login environment's HOME: no path variable,
+        // no XDG variable (startBridgeProcess and startMcp pass nothing else but PATH).
+        const env: Record<string, string> = {
+          HOME: home,
+          WORKDIR_01_ALIAS: "main",
+          WORKDIR_01_PATH: workdir,
+          WORKDIR_01_READ_ONLY: "false",
+          WORKDIR_01_AGENT_MODE: "workspace-write",
+          WORKDIR_01_AGENT_RUNTIMES: "fake",
+          SERVERFS_AGENT_BRIDGE_ENABLED: "true",
+          SERVERFS_AGENT_ENABLE_FAKE_RUNTIME: "true",
+          ...extra
+        }
+        for (const name of Object.keys(env)) expect(name).not.toMatch(/_(SOCKET|DIR)$|^XDG_/)
 
-      const submitted = await ok(mcp.client, "submit_agent_task", {
-        runtime: "fake",
-        workdir: "main",
-        prompt: "write:delegated.txt=from the agent\ncomplete:done"
-      })
-      const done = await waitForStatus(
-        mcp.client,
-        submitted.task_id as string,
-        ["succeeded", "failed"],
-        60_000
-      )
-      expect(done.status).toBe("succeeded")
-      // serverfs-mcp's own mutation takes the lease in the lock directory the bridge prepared.
-      await ok(mcp.client, "create_text_file", { workdir: "main", path: "by-mcp.txt", content: "hi" })
-      for (const name of ["delegated.txt", "by-mcp.txt"]) {
-        expect(fs.statSync(path.join(workdir, name)).uid).toBe(USER)
-      }
+        bridge = await startBridgeProcess(env, AS_USER, checkout?.bridgeMain)
+        mcp = await startMcp(env, AS_USER, checkout?.mcpMain)
+        await mcp.client.listTools()
 
-      const runtime = path.join(home, ".local/share/serverfs-agent-bridge/runtime")
-      const socketDir = fs.lstatSync(path.join(runtime, "socket"))
-      const socket = fs.lstatSync(path.join(runtime, "socket/bridge.sock"))
-      const lockDir = fs.lstatSync(path.join(runtime, "locks"))
-      const lockFile = fs.lstatSync(path.join(runtime, "locks/01.lock"))
-      const stateDir = fs.lstatSync(path.join(home, ".local/state/serverfs-agent-bridge"))
-      expect(socket.isSocket()).toBe(true)
-      expect(fs.lstatSync(path.join(home, ".local/state/serverfs-agent-bridge/state.sqlite3")).isFile()).toBe(
-        true
-      )
-      for (const stat of [socketDir, socket, lockDir, lockFile, stateDir]) {
-        expect(stat.uid).toBe(USER)
-        expect(stat.gid).toBe(USER)
+        const submitted = await ok(mcp.client, "submit_agent_task", {
+          runtime: "fake",
+          workdir: "main",
+          prompt: "write:delegated.txt=from the agent\ncomplete:done"
+        })
+        const done = await waitForStatus(
+          mcp.client,
+          submitted.task_id as string,
+          ["succeeded", "failed"],
+          60_000
+        )
+        expect(done.status).toBe("succeeded")
+        // serverfs-mcp's own mutation takes the lease in the lock directory the bridge prepared.
+        await ok(mcp.client, "create_text_file", { workdir: "main", path: "by-mcp.txt", content: "hi" })
+        for (const name of ["delegated.txt", "by-mcp.txt"]) {
+          expect(fs.statSync(path.join(workdir, name)).uid).toBe(USER)
+        }
+
+        const runtime = path.join(home, ".local/share/serverfs-agent-bridge/runtime")
+        const socketDir = fs.lstatSync(path.join(runtime, "socket"))
+        const socket = fs.lstatSync(path.join(runtime, "socket/bridge.sock"))
+        const lockDir = fs.lstatSync(path.join(runtime, "locks"))
+        const lockFile = fs.lstatSync(path.join(runtime, "locks/01.lock"))
+        const stateDir = fs.lstatSync(path.join(home, ".local/state/serverfs-agent-bridge"))
+        expect(socket.isSocket()).toBe(true)
+        expect(
+          fs.lstatSync(path.join(home, ".local/state/serverfs-agent-bridge/state.sqlite3")).isFile()
+        ).toBe(true)
+        for (const stat of [socketDir, socket, lockDir, lockFile, stateDir]) {
+          expect(stat.uid).toBe(USER)
+          expect(stat.gid).toBe(USER)
+        }
+        expect({
+          socketDir: modeOf(socketDir),
+          socket: modeOf(socket),
+          lockDir: modeOf(lockDir),
+          lockFile: modeOf(lockFile)
+        }).toEqual(modes)
+        expect(modeOf(stateDir)).toBe(0o700)
+        // Missing parents are created no looser than the directory they lead to, never group-writable.
+        for (const parent of [
+          ".local",
+          ".local/share",
+          ".local/share/serverfs-agent-bridge",
+          ".local/state"
+        ]) {
+          const stat = fs.lstatSync(path.join(home, parent))
+          expect(stat.uid).toBe(USER)
+          expect(modeOf(stat) & 0o027).toBe(0)
+        }
+        // No host path of the user's runtime reached the client.
+        const seen = JSON.stringify(await mcp.client.callTool({ name: "list_agent_runtimes", arguments: {} }))
+        expect(seen).not.toContain(home)
       }
-      expect({
-        socketDir: modeOf(socketDir),
-        socket: modeOf(socket),
-        lockDir: modeOf(lockDir),
-        lockFile: modeOf(lockFile)
-      }).toEqual(modes)
-      expect(modeOf(stateDir)).toBe(0o700)
-      // Missing parents are created no looser than the directory they lead to, never group-writable.
-      for (const parent of [".local", ".local/share", ".local/share/serverfs-agent-bridge", ".local/state"]) {
-        const stat = fs.lstatSync(path.join(home, parent))
-        expect(stat.uid).toBe(USER)
-        expect(modeOf(stat) & 0o027).toBe(0)
-      }
-      // No host path of the user's runtime reached the client.
-      const seen = JSON.stringify(await mcp.client.callTool({ name: "list_agent_runtimes", arguments: {} }))
-      expect(seen).not.toContain(home)
-    }
-  )
-})
+    )
+  }
+)
 
 describe("user-scoped defaults fail closed", () => {
   it.each([
