@@ -8,6 +8,7 @@ import {
   exitTeardown,
   loadHttpSettings,
   maxBodyBytesFor,
+  maxBodyMemoryBytesFor,
   type ProgramExit
 } from "@serverfs/policy"
 import { handleProgramArguments } from "@serverfs/policy/ProgramArguments"
@@ -50,6 +51,7 @@ const program = Effect.gen(function* () {
           settings: http.settings,
           token: http.token,
           maxBodyBytes: maxBodyBytesFor(http.settings, configuration.global),
+          maxBodyMemoryBytes: maxBodyMemoryBytesFor(http.settings, configuration.global),
           make: server.make
         }),
         Effect.never

@@ -3,7 +3,13 @@ import { BRIDGE_VARIABLES, type BridgeSettings, checkBridgeSettings } from "./Br
 import { environmentSources } from "./Configuration.js"
 import type { ConfigurationError } from "./ConfigurationError.js"
 import type { Entry } from "./GlobalSettings.js"
-import { checkHttpSettings, HTTP_VARIABLES, type HttpSettings, maxBodyBytesFor } from "./HttpSettings.js"
+import {
+  checkHttpSettings,
+  HTTP_VARIABLES,
+  type HttpSettings,
+  maxBodyBytesFor,
+  maxBodyMemoryBytesFor
+} from "./HttpSettings.js"
 import { fellBack, isUnset } from "./Parsers.js"
 import {
   type ResolvedRuntimePath,
@@ -137,6 +143,8 @@ export const inspectConfiguration = (
   if (httpChecked.settings.transport === "http") {
     for (const [key, entry] of Object.entries(HTTP_VARIABLES) as Array<[keyof HttpSettings, Entry<unknown>]>)
       if (key === "maxBodyBytes") settings.push(report(entry, maxBodyBytesFor(httpChecked.settings, global)))
+      else if (key === "maxBodyMemoryBytes")
+        settings.push(report(entry, maxBodyMemoryBytesFor(httpChecked.settings, global)))
       else if (key !== "transport") settings.push(report(entry, httpChecked.settings[key]))
   }
 

@@ -23,6 +23,8 @@ export interface HttpSettings {
   readonly authenticatingProxy: boolean
   /** null: derived from the write and binary-transfer limits (maxBodyBytesFor). */
   readonly maxBodyBytes: number | null
+  /** null: four request bodies (maxBodyMemoryBytesFor). */
+  readonly maxBodyMemoryBytes: number | null
   readonly maxHeaderBytes: number
   readonly headersTimeoutSeconds: number
   readonly requestTimeoutSeconds: number
@@ -74,6 +76,9 @@ const absoluteOrEmpty: Parse<string> = (raw) =>
 
 const maxBody: Parse<number | null> = (raw) =>
   isUnset(raw) ? Either.right(null) : strictIntIn(0, 65_536, 1_073_741_824)(raw)
+
+const maxBodyMemory: Parse<number | null> = (raw) =>
+  isUnset(raw) ? Either.right(null) : strictIntIn(0, 65_536, 17_179_869_184)(raw)
 
 export const HTTP_VARIABLES: { readonly [K in keyof HttpSettings]: Entry<HttpSettings[K]> } = {
   transport: {
@@ -145,6 +150,14 @@ export const HTTP_VARIABLES: { readonly [K in keyof HttpSettings]: Entry<HttpSet
     parse: maxBody,
     description:
       "Largest request body, counted as it arrives (413 beyond it); 65536 to 1073741824. Must admit the largest upload_binary_file (base64) and create_text_file (JSON-escaped) request."
+  },
+  maxBodyMemoryBytes: {
+    variable: "SERVERFS_HTTP_MAX_BODY_MEMORY_BYTES",
+    kind: "strict int",
+    default: "(four request bodies: 4 × SERVERFS_HTTP_MAX_BODY_BYTES)",
+    parse: maxBodyMemory,
+    description:
+      "Most request-body bytes held at once over all connections, from the first byte received until the request is answered; a request that would go past it gets 503 and its connection is closed. At least SERVERFS_HTTP_MAX_BODY_BYTES; up to 17179869184."
   },
   maxHeaderBytes: {
     variable: "SERVERFS_HTTP_MAX_HEADER_BYTES",
@@ -245,6 +258,16 @@ export const maxBodyBytesFor = (
   global: Pick<GlobalSettings, "maxWriteBytes" | "maxBinaryTransferBytes" | "binaryTransferEnabled">
 ): number => settings.maxBodyBytes ?? Math.max(requiredBodyBytes(global), 12 * MIB)
 
+/**
+ * The memory all request bodies may hold at once. Each body is bounded on its own, but up to
+ * SERVERFS_HTTP_MAX_CONNECTIONS clients could each send one just under the limit at the same
+ * time (512 × 12 MiB); this budget bounds their sum.
+ */
+export const maxBodyMemoryBytesFor = (
+  settings: HttpSettings,
+  global: Pick<GlobalSettings, "maxWriteBytes" | "maxBinaryTransferBytes" | "binaryTransferEnabled">
+): number => settings.maxBodyMemoryBytes ?? 4 * maxBodyBytesFor(settings, global)
+
 export const httpVariableDocs = (): ReadonlyArray<VariableDoc> =>
   Object.values(HTTP_VARIABLES).map(
     (e: Entry<unknown>): VariableDoc => ({
@@ -295,6 +318,13 @@ export const checkHttpSettings = (
       fail(
         V.maxBodyBytes.variable,
         `must be at least ${required} to admit the largest write or upload request`
+      )
+    }
+    const body = maxBodyBytesFor(settings, global)
+    if (settings.maxBodyMemoryBytes !== null && settings.maxBodyMemoryBytes < body) {
+      fail(
+        V.maxBodyMemoryBytes.variable,
+        `must be at least the request body limit (${body}), or no largest request could ever be received`
       )
     }
   }

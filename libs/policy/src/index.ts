@@ -87,6 +87,7 @@ export {
   loadMcpTransport,
   type McpTransport,
   maxBodyBytesFor,
+  maxBodyMemoryBytesFor,
   requiredBodyBytes
 } from "./HttpSettings.js"
 export {

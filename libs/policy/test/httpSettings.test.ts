@@ -9,6 +9,7 @@ import {
   inspectConfiguration,
   isLoopbackHost,
   maxBodyBytesFor,
+  maxBodyMemoryBytesFor,
   readTokenFile,
   requiredBodyBytes
 } from "../src/index.js"
@@ -35,6 +36,20 @@ describe("HttpSettings", () => {
     expect(
       problemVariables({ SERVERFS_MCP_TRANSPORT: "http", SERVERFS_HTTP_MAX_BODY_BYTES: "1048576" })
     ).toEqual(["SERVERFS_HTTP_MAX_BODY_BYTES"])
+  })
+
+  it("bounds all bodies at once: four bodies by default, never below one body", () => {
+    const { settings } = check({})
+    expect(maxBodyMemoryBytesFor(settings, GLOBAL)).toBe(4 * maxBodyBytesFor(settings, GLOBAL))
+    const body = maxBodyBytesFor(settings, GLOBAL)
+    const http = { SERVERFS_MCP_TRANSPORT: "http" }
+    expect(problemVariables({ ...http, SERVERFS_HTTP_MAX_BODY_MEMORY_BYTES: String(body - 1) })).toEqual([
+      "SERVERFS_HTTP_MAX_BODY_MEMORY_BYTES"
+    ])
+    expect(problemVariables({ ...http, SERVERFS_HTTP_MAX_BODY_MEMORY_BYTES: String(body) })).toEqual([])
+    expect(problemVariables({ ...http, SERVERFS_HTTP_MAX_BODY_MEMORY_BYTES: "lots" })).toEqual([
+      "SERVERFS_HTTP_MAX_BODY_MEMORY_BYTES"
+    ])
   })
 
   it("refuses a non-loopback bind without a Host list, and without a token unless a proxy is declared", () => {

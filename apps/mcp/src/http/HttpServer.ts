@@ -5,6 +5,7 @@ import type { Server } from "@modelcontextprotocol/sdk/server/index.js"
 import { allowedHostsFor, type HttpSettings } from "@serverfs/policy"
 import { AuditLog, AuditSink } from "@serverfs/telemetry-local"
 import { Data, DateTime, Duration, Effect, Runtime, Schedule, type Scope } from "effect"
+import { makeBodyBudget } from "./BodyBudget.js"
 import { checkRequest, guardPolicy } from "./Guards.js"
 import { handleMcp, type McpRouteContext } from "./McpRoute.js"
 import { healthy, refuse } from "./Responses.js"
@@ -17,6 +18,7 @@ export interface HttpServeOptions {
   readonly settings: HttpSettings
   readonly token: string | undefined
   readonly maxBodyBytes: number
+  readonly maxBodyMemoryBytes: number
   /** A fresh SDK Server with the whole tool surface (McpServer.make): one per session. */
   readonly make: () => Server
 }
@@ -160,6 +162,7 @@ export const serveHttp = (
       sdkOrigins: [...settings.allowedOrigins],
       settings,
       maxBodyBytes: options.maxBodyBytes,
+      bodyBudget: makeBodyBudget(options.maxBodyMemoryBytes),
       sessions,
       make: options.make,
       now,

@@ -4,6 +4,7 @@ import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/
 import { isInitializeRequest } from "@modelcontextprotocol/sdk/types.js"
 import type { HttpSettings } from "@serverfs/policy"
 import { readBody } from "./Body.js"
+import type { BodyBudget } from "./BodyBudget.js"
 import type { GuardPolicy } from "./Guards.js"
 import { refuse } from "./Responses.js"
 import type { Session, Sessions } from "./Sessions.js"
@@ -15,6 +16,7 @@ export interface McpRouteContext {
   readonly sdkOrigins: Array<string>
   readonly settings: HttpSettings
   readonly maxBodyBytes: number
+  readonly bodyBudget: BodyBudget
   readonly sessions: Sessions
   readonly make: () => Server
   readonly now: () => number
@@ -89,23 +91,19 @@ export const handleMcp = async (
   }
   // Counted from here, so a request still sending its body holds its place too.
   if (session !== undefined) track(ctx, res, () => session, "posts")
-  const body = await readBody(req, ctx.maxBodyBytes)
+  const body = await readBody(req, ctx.maxBodyBytes, ctx.bodyBudget)
   if (body._tag === "Aborted") return
-  if (body._tag === "TooLarge") {
-    // A lingering close: the answer, then our side of the connection ends and what the client
-    // still sends is discarded (never accumulated) for at most a second, so the 413 reaches it
-    // instead of being lost to a reset of a connection with unread data.
-    refuse(res, 413, "Payload Too Large")
-    res.once("finish", () => {
-      const socket = req.socket
-      socket.end()
-      req.resume()
-      const timer = setTimeout(() => socket.destroy(), 1000)
-      timer.unref()
-      socket.once("close", () => clearTimeout(timer))
-    })
+  if (body._tag === "TooLarge" || body._tag === "OverBudget") {
+    if (body._tag === "TooLarge") refuse(res, 413, "Payload Too Large")
+    else
+      refuse(res, 503, "Service Unavailable: too many request bytes in flight; try again later", {
+        "retry-after": "1"
+      })
+    lingeringClose(req, res)
     return
   }
+  // The body (and what is parsed from it) is held until the request is answered.
+  res.once("close", body.release)
   let parsed: unknown
   try {
     parsed = JSON.parse(body.bytes.toString("utf8"))
@@ -127,6 +125,21 @@ export const handleMcp = async (
   }
   await initialize(ctx, req, res, parsed)
 }
+
+/**
+ * After a refusal of a body still arriving: the answer, then our side of the connection ends and
+ * what the client still sends is discarded (never accumulated) for at most a second, so the
+ * answer reaches it instead of being lost to a reset of a connection with unread data.
+ */
+const lingeringClose = (req: IncomingMessage, res: ServerResponse) =>
+  res.once("finish", () => {
+    const socket = req.socket
+    socket.end()
+    req.resume()
+    const timer = setTimeout(() => socket.destroy(), 1000)
+    timer.unref()
+    socket.once("close", () => clearTimeout(timer))
+  })
 
 /** A new session: its own SDK server and transport, in the table once the SDK has given it an id. */
 const initialize = async (

@@ -100,7 +100,8 @@ describe("configuration errors of the HTTP transport", () => {
       "SERVERFS_HTTP_TOKEN_FILE"
     ],
     [{ SERVERFS_HTTP_ALLOWED_ORIGINS: "*" }, "SERVERFS_HTTP_ALLOWED_ORIGINS"],
-    [{ SERVERFS_HTTP_MAX_BODY_BYTES: "70000" }, "SERVERFS_HTTP_MAX_BODY_BYTES"]
+    [{ SERVERFS_HTTP_MAX_BODY_BYTES: "70000" }, "SERVERFS_HTTP_MAX_BODY_BYTES"],
+    [{ SERVERFS_HTTP_MAX_BODY_MEMORY_BYTES: "70000" }, "SERVERFS_HTTP_MAX_BODY_MEMORY_BYTES"]
   ])("%o stops startup with exit 2 naming %s", { timeout: 60_000 }, (extra, variable) => {
     const out = run(extra)
     expect(out.status).toBe(2)
