@@ -7,7 +7,6 @@ import {
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
   ListToolsRequestSchema,
-  McpError,
   ReadResourceRequestSchema
 } from "@modelcontextprotocol/sdk/types.js"
 import { quoted, ReadFailed, renderError } from "@serverfs/domain"
@@ -18,6 +17,7 @@ import { BinaryTransfer, Mutations, ReadChannels, WorkdirRoots } from "@serverfs
 import { Cause, Effect, Either, Runtime } from "effect"
 import { INSTRUCTIONS } from "./Instructions.js"
 import { objectJsonSchema } from "./JsonSchema.js"
+import { ProtocolError } from "./ProtocolError.js"
 import { parseResourceUri, RESOURCE_TEMPLATE } from "./ResourceTemplate.js"
 import { serverCatalog } from "./ServerCatalog.js"
 import { callTool, responseTooLarge } from "./ToolCall.js"
@@ -155,7 +155,7 @@ export class McpServer extends Effect.Service<McpServer>()("@serverfs/mcp/McpSer
         track(async () => {
           const tool = byName.get(request.params.name)
           if (tool === undefined) {
-            throw new McpError(
+            throw new ProtocolError(
               ErrorCode.InvalidParams,
               `INVALID_ARGUMENT: unknown tool ${quoted(request.params.name)}`
             )
@@ -177,7 +177,7 @@ export class McpServer extends Effect.Service<McpServer>()("@serverfs/mcp/McpSer
           const outcome = await run(readResource(request.params.uri))
           if (Either.isLeft(outcome)) {
             const code = NOT_FOUND.has(outcome.left._tag) ? RESOURCE_NOT_FOUND : ErrorCode.InvalidParams
-            throw new McpError(code, renderError(outcome.left))
+            throw new ProtocolError(code, renderError(outcome.left))
           }
           return {
             contents: [

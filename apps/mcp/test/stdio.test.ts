@@ -282,7 +282,10 @@ describe("serverfs-mcp over stdio", () => {
   })
 
   it("resource errors carry the same codes", async () => {
-    await expect(mcp.client.readResource({ uri: "serverfs://nope/x" })).rejects.toThrow(/WORKDIR_NOT_FOUND/)
+    // The wire message is the ServerFS text alone: the client adds its one prefix.
+    await expect(mcp.client.readResource({ uri: "serverfs://nope/x" })).rejects.toThrow(
+      /^MCP error -32002: WORKDIR_NOT_FOUND: /
+    )
     await expect(mcp.client.readResource({ uri: "serverfs://main/.env" })).rejects.toThrow(
       /HIDDEN_PATH_NOT_ALLOWED/
     )

@@ -139,7 +139,7 @@ describe("agent tool registration", () => {
       // An unregistered tool is unknown, not a disabled tool.
       await expect(
         mcp.client.callTool({ name: "submit_agent_task", arguments: { runtime: "fake", workdir: "main" } })
-      ).rejects.toThrow(/INVALID_ARGUMENT: unknown tool/)
+      ).rejects.toThrow(/^MCP error -32602: INVALID_ARGUMENT: unknown tool/)
     } finally {
       await mcp.close()
     }
