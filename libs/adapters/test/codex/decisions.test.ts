@@ -121,45 +121,59 @@ describe("Codex decisions and environment (stdio)", () => {
     })
   )
 
-  it.scopedLive("the app-server child and the CLI commands hold no SERVERFS_* or WORKDIR_* variable", () =>
-    Effect.gen(function* () {
-      // A wrapper records the environment of every CLI invocation (`--version`, `app-server`).
-      const dumps = path.join(fx.base, "env")
-      fs.mkdirSync(dumps)
-      const wrapper = path.join(fx.base, "codex-wrapper.sh")
-      fs.writeFileSync(wrapper, `#!/bin/sh\nenv > "${dumps}/$$-$1.txt"\nexec "${codexBin}" "$@"\n`, {
-        mode: 0o755
+  it.scopedLive(
+    "the app-server child, the daemon start and the CLI commands hold no SERVERFS_* or WORKDIR_* variable",
+    () =>
+      Effect.gen(function* () {
+        // A wrapper records the environment of every CLI invocation (`--version`, `app-server`,
+        // `app-server daemon start` — which it then fails at once: the daemon would inherit exactly
+        // this environment, and the real autostart is slow; daemon.test.ts reads the real daemon's).
+        const dumps = path.join(fx.base, "env")
+        fs.mkdirSync(dumps)
+        const wrapper = path.join(fx.base, "codex-wrapper.sh")
+        fs.writeFileSync(
+          wrapper,
+          `#!/bin/sh\nenv > "${dumps}/$$-$1-$2.txt"\n[ "$2" = daemon ] && exit 1\nexec "${codexBin}" "$@"\n`,
+          {
+            mode: 0o755
+          }
+        )
+        server.script(
+          { type: "shell", command: "touch held.txt", escalate: "hold" },
+          { type: "message", text: "ok" }
+        )
+        const adapter = yield* makeCodexAdapter(fx.options({ bin: wrapper, env: bridgeEnvironment() }))
+        expect(yield* adapter.probe()).toMatchObject({ available: true })
+        const test = yield* makeTestSink
+        const turn = yield* startTurn(adapter, fx.request("t-env", "hold"), test.sink)
+        const approval = yield* test.nextApproval
+        // While the approval is pending the app-server runs: read its environment from /proc.
+        const running = processesWithEnvironment("CODEX_HOME", fx.home.path)
+        expect(running.length).toBeGreaterThan(0)
+        for (const pid of running) expect(serverFsNamesOf(pid)).toEqual([])
+        expect(processesWithEnvironment("OPERATOR_KEEPS_THIS", "1")).toEqual(
+          expect.arrayContaining([...running])
+        )
+        yield* approval.answer({ decision: "deny", granted_permission_ids: [] })
+        yield* turn.outcome
+        const autostart = yield* makeCodexAdapter(
+          fx.options({ bin: wrapper, env: bridgeEnvironment(), transport: "daemon", autostart: true })
+        )
+        const notStarted = yield* Effect.flip(autostart.run(fx.request("t-env-daemon", "x"), test.sink))
+        expect(notStarted._tag).toBe("AGENT_RUNTIME_NOT_READY")
+        const recorded = fs.readdirSync(dumps)
+        expect(recorded.some((f) => f.endsWith("--version-.txt"))).toBe(true)
+        expect(recorded.some((f) => f.endsWith("-app-server-.txt"))).toBe(true)
+        expect(recorded.some((f) => f.endsWith("-app-server-daemon.txt"))).toBe(true)
+        for (const file of recorded) {
+          const names = fs
+            .readFileSync(path.join(dumps, file), "utf8")
+            .split("\n")
+            .map((line) => line.slice(0, line.indexOf("=")))
+          expect(names.filter((n) => /^(SERVERFS_|WORKDIR_)/.test(n))).toEqual([])
+          expect(names).toContain("OPERATOR_KEEPS_THIS")
+          expect(names).toContain("CODEX_HOME")
+        }
       })
-      server.script(
-        { type: "shell", command: "touch held.txt", escalate: "hold" },
-        { type: "message", text: "ok" }
-      )
-      const adapter = yield* makeCodexAdapter(fx.options({ bin: wrapper, env: bridgeEnvironment() }))
-      expect(yield* adapter.probe()).toMatchObject({ available: true })
-      const test = yield* makeTestSink
-      const turn = yield* startTurn(adapter, fx.request("t-env", "hold"), test.sink)
-      const approval = yield* test.nextApproval
-      // While the approval is pending the app-server runs: read its environment from /proc.
-      const running = processesWithEnvironment("CODEX_HOME", fx.home.path)
-      expect(running.length).toBeGreaterThan(0)
-      for (const pid of running) expect(serverFsNamesOf(pid)).toEqual([])
-      expect(processesWithEnvironment("OPERATOR_KEEPS_THIS", "1")).toEqual(
-        expect.arrayContaining([...running])
-      )
-      yield* approval.answer({ decision: "deny", granted_permission_ids: [] })
-      yield* turn.outcome
-      const recorded = fs.readdirSync(dumps)
-      expect(recorded.some((f) => f.endsWith("--version.txt"))).toBe(true)
-      expect(recorded.some((f) => f.endsWith("-app-server.txt"))).toBe(true)
-      for (const file of recorded) {
-        const names = fs
-          .readFileSync(path.join(dumps, file), "utf8")
-          .split("\n")
-          .map((line) => line.slice(0, line.indexOf("=")))
-        expect(names.filter((n) => /^(SERVERFS_|WORKDIR_)/.test(n))).toEqual([])
-        expect(names).toContain("OPERATOR_KEEPS_THIS")
-        expect(names).toContain("CODEX_HOME")
-      }
-    })
   )
 })
