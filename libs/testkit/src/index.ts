@@ -79,6 +79,11 @@ export {
   scopedMcp,
   startMcp
 } from "./McpProcess.js"
+export {
+  environOf,
+  processesWithEnvironment,
+  serverFsNamesOf
+} from "./ProcEnviron.js"
 export { type ReadableCheckout, readableCheckout } from "./ReadableCheckout.js"
 export {
   bridgeMain,

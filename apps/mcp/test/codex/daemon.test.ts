@@ -128,20 +128,13 @@ describe("Codex through serverfs-mcp and the bridge (managed daemon)", () => {
       category: "command",
       reason: "Create approved.txt",
       command_display: "/bin/bash -lc 'touch approved.txt'",
-      relative_cwd: ".",
-      available_decisions: ["approve_once", "cancel_task"]
+      relative_cwd: "",
+      available_decisions: ["approve_once", "approve_session", "deny", "cancel_task"]
     })
     // The workdir belongs to the agent while the task runs.
     const busy = await mutate("from-mcp.txt")
     expect(busy.isError).toBe(true)
     expect(busy.content?.[0]?.text).toMatch(/^WORKDIR_BUSY/)
-    // deny is not among Codex's decisions for this request.
-    const notOffered = await fails(stack.client, "respond_agent_approval", {
-      task_id: taskId,
-      request_id: pending.request_id,
-      decision: "deny"
-    })
-    expect(notOffered.code).toBe("INVALID_APPROVAL_DECISION")
     await ok(stack.client, "respond_agent_approval", {
       task_id: taskId,
       request_id: pending.request_id,
@@ -171,7 +164,7 @@ describe("Codex through serverfs-mcp and the bridge (managed daemon)", () => {
     expect(pending.payload).toEqual({
       category: "file_change",
       title: "Codex wants to change files",
-      available_decisions: ["approve_once", "deny", "cancel_task"],
+      available_decisions: ["approve_once", "approve_session", "deny", "cancel_task"],
       file_changes: [{ path: "<outside-workdir>" }]
     })
     await ok(stack.client, "respond_agent_approval", {

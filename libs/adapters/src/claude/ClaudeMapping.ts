@@ -1,4 +1,3 @@
-import * as path from "node:path"
 import type { PermissionResult, PermissionUpdate } from "@anthropic-ai/claude-agent-sdk"
 import {
   type AgentError,
@@ -13,6 +12,7 @@ import {
   type QuestionResolution
 } from "@serverfs/domain"
 import type { NormalizedEvent } from "../ProviderAdapter.js"
+import { relativeCwd } from "../RelativeCwd.js"
 
 /**
  * Pure translations between Claude Code's permission callback and ServerFS's provider-neutral
@@ -97,14 +97,13 @@ export const approvalPayload = (
   const file = FILE_TOOLS.has(tool) ? (str(input.file_path) ?? str(input.notebook_path)) : undefined
   const url = tool === "WebFetch" ? str(input.url) : undefined
   const reason = context.decisionReason ?? context.description
-  const relative = path.relative(where.workdirRoot, where.cwd)
   return {
     category,
     title: context.title ?? `Claude wants to use ${context.displayName ?? tool}`,
     available_decisions: decisions,
     ...(reason === undefined ? {} : { reason }),
     ...(command === undefined ? {} : { command_display: command }),
-    relative_cwd: relative.startsWith("..") ? "<outside-workdir>" : relative,
+    relative_cwd: relativeCwd(where.workdirRoot, where.cwd),
     ...(file === undefined ? {} : { file_changes: [{ path: file }] }),
     ...(url === undefined ? {} : { network_approval_context: { url } }),
     tool,

@@ -12,23 +12,8 @@ import { Effect } from "effect"
  * previous one's CLI is gone. Host paths here never leave the adapter.
  */
 
-/** Variables that configure ServerFS itself; the agent's process has no business with them. */
-const SERVERFS_VARIABLE = /^(SERVERFS_|WORKDIR_\d+_)/
-
-/**
- * The CLI's environment: the bridge's own environment — the operator's native one, with their
- * Claude authentication, proxy and locale — less the ServerFS configuration variables (which name
- * other workdirs' host paths). Nothing is added and nothing of Claude's is overridden.
- */
-export const childEnvironment = (
-  environment: Readonly<Record<string, string | undefined>>
-): Record<string, string | undefined> => {
-  const out: Record<string, string | undefined> = {}
-  for (const [key, value] of Object.entries(environment)) {
-    if (value !== undefined && !SERVERFS_VARIABLE.test(key)) out[key] = value
-  }
-  return out
-}
+/** The one environment rule for every provider CLI (shared with the Codex adapter). */
+export { childEnvironment } from "../ChildEnvironment.js"
 
 const isExecutableFile = (file: string): boolean => {
   try {

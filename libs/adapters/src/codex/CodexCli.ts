@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process"
 import type * as net from "node:net"
 import { Deferred, type Duration, Effect, Exit, Scope } from "effect"
+import { childEnvironment } from "../ChildEnvironment.js"
 import {
   type CodexConnection,
   CodexUnavailable,
@@ -123,7 +124,12 @@ export interface CodexCli {
 
 export const makeCodexCli = (options: CodexCliOptions): Effect.Effect<CodexCli> =>
   Effect.gen(function* () {
-    const env: NodeJS.ProcessEnv = { ...(options.env ?? process.env), CODEX_HOME: options.codexHome }
+    // ServerFS's own variables stripped (one rule with Claude's): the stdio child, the autostarted
+    // daemon and the short CLI commands all run with this environment.
+    const env: NodeJS.ProcessEnv = {
+      ...childEnvironment(options.env ?? process.env),
+      CODEX_HOME: options.codexHome
+    }
     const socketPath = controlSocketPath(options.codexHome)
     const requestTimeout = `${Math.max(1, options.requestTimeoutSeconds * 1000)} millis` as const
     const autostartLock = yield* Effect.makeSemaphore(1)

@@ -11,6 +11,7 @@ import {
   type QuestionResolution
 } from "@serverfs/domain"
 import type { NormalizedEvent } from "../ProviderAdapter.js"
+import { relativeCwd } from "../RelativeCwd.js"
 import type { RequestError } from "./CodexTransport.js"
 import type {
   CommandExecutionApprovalDecision,
@@ -36,49 +37,43 @@ import type {
 // ---- decisions --------------------------------------------------------------------------------
 type NativeDecision = "accept" | "acceptForSession" | "decline" | "cancel"
 
-const DEFAULT_DECISIONS: ReadonlyArray<Decision> = ["approve_once", "deny", "cancel_task"]
-
-const FROM_NATIVE: Readonly<Record<string, Decision>> = {
-  accept: "approve_once",
-  acceptForSession: "approve_session",
-  decline: "deny",
-  cancel: "cancel_task"
-}
+/** The one translation table, both ways (amendment decisions have no entry: never offered). */
+const DECISIONS: ReadonlyArray<readonly [Decision, NativeDecision]> = [
+  ["approve_once", "accept"],
+  ["approve_session", "acceptForSession"],
+  ["deny", "decline"],
+  ["cancel_task", "cancel"]
+]
 
 /**
- * The decisions offered for a Codex approval, translated back from `availableDecisions`
- * (accept→approve_once, acceptForSession→approve_session, decline→deny, cancel→cancel_task).
- * Amendment decisions (`acceptWithExecpolicyAmendment`, `applyNetworkPolicyAmendment`) are
- * never offered: they would persist rules into the user's Codex configuration. Absent, or
- * nothing translatable: [approve_once, deny, cancel_task].
+ * What Codex 0.171 honours for a command or a file-change approval whether or not it lists it:
+ * `decline` (the action does not run, the model is told "rejected by user") and
+ * `acceptForSession` (an identical command, or a patch to an already approved path, is not asked
+ * again) — both proven against the real binary (libs/adapters/test/codex/decisions.test.ts). For
+ * an escalated command Codex lists only accept, an execpolicy amendment and cancel.
+ */
+const HONOURED: ReadonlyArray<Decision> = ["approve_once", "approve_session", "deny", "cancel_task"]
+
+/**
+ * The decisions offered for a Codex approval: what Codex honours for that request, plus whatever
+ * its `availableDecisions` lists that the table translates. Amendment decisions
+ * (`acceptWithExecpolicyAmendment`, `applyNetworkPolicyAmendment`) are never offered: they would
+ * persist rules into the user's Codex configuration.
  */
 export const decisionsFrom = (
   available: ReadonlyArray<CommandExecutionApprovalDecision> | null | undefined
 ): ReadonlyArray<Decision> => {
-  if (available === null || available === undefined) return DEFAULT_DECISIONS
-  const offered = new Set<Decision>()
-  for (const d of available) {
-    if (typeof d === "string") {
-      const mapped = FROM_NATIVE[d]
-      if (mapped !== undefined) offered.add(mapped)
-    }
+  const offered = new Set<Decision>(HONOURED)
+  for (const d of available ?? []) {
+    const row = DECISIONS.find(([, native]) => native === d)
+    if (row !== undefined) offered.add(row[0])
   }
-  return offered.size === 0 ? DEFAULT_DECISIONS : Decision.literals.filter((d) => offered.has(d))
+  return Decision.literals.filter((d) => offered.has(d))
 }
 
-/** approve_once→accept, approve_session→acceptForSession, deny→decline, cancel_task→cancel. */
-export const nativeDecision = (decision: string): NativeDecision => {
-  switch (decision) {
-    case "approve_once":
-      return "accept"
-    case "approve_session":
-      return "acceptForSession"
-    case "cancel_task":
-      return "cancel"
-    default:
-      return "decline"
-  }
-}
+/** The native decision for the human's (the table); anything unknown declines. */
+export const nativeDecision = (decision: string): NativeDecision =>
+  DECISIONS.find(([normalized]) => normalized === decision)?.[1] ?? "decline"
 
 // ---- approvals --------------------------------------------------------------------------------
 const optional = <K extends string, V>(key: K, value: V | null | undefined): { [P in K]?: V } =>
@@ -97,7 +92,7 @@ export const commandApproval = (
     command_display: redaction.command(command),
     ...optional(
       "relative_cwd",
-      params.cwd === null || params.cwd === undefined ? undefined : redaction.path(params.cwd)
+      params.cwd === null || params.cwd === undefined ? undefined : relativeCwd(redaction, params.cwd)
     ),
     ...optional(
       "additional_permissions",
@@ -123,7 +118,7 @@ export const fileChangeApproval = (
   return {
     category: "file_change",
     title: "Codex wants to change files",
-    available_decisions: [...DEFAULT_DECISIONS],
+    available_decisions: [...decisionsFrom(null)],
     ...optional("reason", params.reason),
     file_changes: [...new Set(paths.map((p) => redaction.path(p)))].map((p) => ({ path: p }))
   }
@@ -148,7 +143,7 @@ export const permissionApproval = (
     title: "Codex asks for additional permissions",
     available_decisions: [...Decision.literals],
     ...optional("reason", params.reason),
-    relative_cwd: redaction.path(params.cwd),
+    relative_cwd: relativeCwd(redaction, params.cwd),
     requested_permissions: requestedPermissionIds(params).map((id) => ({
       permission_id: id,
       kind: permissionKind(id),
@@ -261,7 +256,7 @@ export const itemEvent = (
         payload: {
           type: "commandExecution",
           command: redaction.command(item.command),
-          cwd: redaction.path(item.cwd),
+          cwd: relativeCwd(redaction, item.cwd),
           status: item.status,
           ...optional("exit_code", item.exitCode)
         }

@@ -20,8 +20,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@effect/v
 import {
   cleanupCodexDaemon,
   controlSocket,
+  environOf,
   type FakeResponsesServer,
   killCodexDaemon,
+  processesWithEnvironment,
+  serverFsNamesOf,
   startCodexDaemon,
   startFakeResponsesServer
 } from "@serverfs/testkit"
@@ -69,7 +72,18 @@ describe("Codex over the managed daemon", () => {
         available: false,
         detail: "the Codex app-server daemon is not running"
       })
-      const auto = yield* makeCodexAdapter(fx.options({ autostart: true }))
+      // The bridge's environment holds ServerFS's own variables; the daemon must not inherit them.
+      const auto = yield* makeCodexAdapter(
+        fx.options({
+          autostart: true,
+          env: {
+            ...process.env,
+            SERVERFS_BRIDGE_SOCKET: path.join(fx.base, "bridge.sock"),
+            WORKDIR_01_PATH: fx.workdir,
+            OPERATOR_KEEPS_THIS: "1"
+          }
+        })
+      )
       expect(yield* auto.probe()).toMatchObject({ available: true, version: CODEX_PROTOCOL_VERSION })
       expect(fs.existsSync(controlSocket(fx.home.path))).toBe(false)
       // Without autostart a task finds no daemon: AGENT_RUNTIME_NOT_READY, and nothing to reconcile.
@@ -89,6 +103,14 @@ describe("Codex over the managed daemon", () => {
       )
       expect(outcome.finalText).toBe("started on demand")
       expect(fs.existsSync(controlSocket(fx.home.path))).toBe(true)
+      // Every process of the autostarted daemon (app-server, updater loop) has the operator's
+      // environment without SERVERFS_* / WORKDIR_* (read from /proc while it runs).
+      const daemon = processesWithEnvironment("CODEX_HOME", fx.home.path)
+      expect(daemon.length).toBeGreaterThan(0)
+      for (const pid of daemon) {
+        expect(serverFsNamesOf(pid)).toEqual([])
+        expect(environOf(pid)?.get("OPERATOR_KEEPS_THIS")).toBe("1")
+      }
       // Now the version comes from the running server.
       expect(yield* plain.probe()).toEqual({
         name: "codex",

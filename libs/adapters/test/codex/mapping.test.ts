@@ -6,6 +6,8 @@
  */
 import { describe, expect, it } from "@effect/vitest"
 import { HostPathRedaction } from "@serverfs/domain"
+import { childEnvironment } from "../../src/ChildEnvironment.js"
+import { approvalPayload } from "../../src/claude/ClaudeMapping.js"
 import {
   commandApproval,
   decisionsFrom,
@@ -27,6 +29,7 @@ import type {
   ThreadItem,
   ToolRequestUserInputParams
 } from "../../src/codex/protocol/generated/v2/index.js"
+import { relativeCwd } from "../../src/RelativeCwd.js"
 
 const ROOT = "/srv/work/app"
 /** The task's redaction, as the adapter builds it from the turn's workdir root. */
@@ -35,21 +38,70 @@ const displayPath = (root: string, value: string) => new HostPathRedaction(root)
 const redactCommand = (root: string, command: string) => new HostPathRedaction(root).command(command)
 const scrubMessage = (root: string, message: string) => new HostPathRedaction(root).message(message)
 
+const commandParams = (
+  extra: Partial<CommandExecutionRequestApprovalParams>
+): CommandExecutionRequestApprovalParams => ({
+  kind: "command",
+  threadId: "th",
+  turnId: "tu",
+  itemId: "call_1",
+  startedAtMs: 0,
+  environmentId: "local",
+  ...extra
+})
+
+const ALL = ["approve_once", "approve_session", "deny", "cancel_task"]
+
+describe("shared with the Claude adapter", () => {
+  it('relative_cwd: the task record\'s form, "" at the root, for both runtimes', () => {
+    expect(relativeCwd(ROOT, ROOT)).toBe("")
+    expect(relativeCwd(R, `${ROOT}/`)).toBe("")
+    expect(relativeCwd(R, `${ROOT}/sub/../sub/x`)).toBe("sub/x")
+    expect(relativeCwd(R, `${ROOT}/../other`)).toBe("<outside-workdir>")
+    expect(relativeCwd(R, "/srv/work/application")).toBe("<outside-workdir>")
+    const codex = commandApproval(commandParams({ command: "ls", cwd: ROOT }), R)
+    const claude = approvalPayload("Bash", { command: "ls" }, {}, { cwd: ROOT, workdirRoot: ROOT }, false)
+    expect(codex.relative_cwd).toBe("")
+    expect(claude.relative_cwd).toBe("")
+  })
+
+  it("the CLI environment: no SERVERFS_* or WORKDIR_* name, everything else kept", () => {
+    expect(
+      childEnvironment({
+        PATH: "/bin",
+        HOME: "/h",
+        CODEX_HOME: "/c",
+        OPENAI_API_KEY: "k",
+        HTTPS_PROXY: "http://p",
+        LANG: "C.UTF-8",
+        SERVERFS_BRIDGE_SOCKET: "/run/s.sock",
+        SERVERFS_CODEX_HOME: "/c",
+        WORKDIR_01_PATH: "/srv/work/app",
+        WORKDIR_DEFAULTS: "x",
+        X: undefined
+      })
+    ).toEqual({
+      PATH: "/bin",
+      HOME: "/h",
+      CODEX_HOME: "/c",
+      OPENAI_API_KEY: "k",
+      HTTPS_PROXY: "http://p",
+      LANG: "C.UTF-8"
+    })
+  })
+})
+
 describe("decisions", () => {
-  it("are translated back from availableDecisions; amendments are never offered", () => {
+  it("every decision Codex honours is offered, whatever it lists; amendments never are", () => {
+    // What 0.171 lists for an escalated command: decline and acceptForSession are still honoured.
     expect(
       decisionsFrom([
         "accept",
         { acceptWithExecpolicyAmendment: { execpolicy_amendment: ["echo"] } },
         "cancel"
       ])
-    ).toEqual(["approve_once", "cancel_task"])
-    expect(decisionsFrom(["cancel", "decline", "acceptForSession", "accept"])).toEqual([
-      "approve_once",
-      "approve_session",
-      "deny",
-      "cancel_task"
-    ])
+    ).toEqual(ALL)
+    expect(decisionsFrom(["cancel", "decline", "acceptForSession", "accept"])).toEqual(ALL)
     expect(
       decisionsFrom([
         "accept",
@@ -59,13 +111,13 @@ describe("decisions", () => {
         },
         "cancel"
       ])
-    ).toEqual(["approve_once", "approve_session", "cancel_task"])
+    ).toEqual(ALL)
   })
 
-  it("default to approve_once, deny, cancel_task when absent or untranslatable", () => {
-    expect(decisionsFrom(undefined)).toEqual(["approve_once", "deny", "cancel_task"])
-    expect(decisionsFrom(null)).toEqual(["approve_once", "deny", "cancel_task"])
-    expect(decisionsFrom([])).toEqual(["approve_once", "deny", "cancel_task"])
+  it("absent or untranslatable lists offer the same four", () => {
+    expect(decisionsFrom(undefined)).toEqual(ALL)
+    expect(decisionsFrom(null)).toEqual(ALL)
+    expect(decisionsFrom([])).toEqual(ALL)
   })
 
   it("map to Codex's: approve_once→accept, approve_session→acceptForSession, deny→decline, cancel_task→cancel", () => {
@@ -107,18 +159,6 @@ describe("host paths", () => {
   })
 })
 
-const commandParams = (
-  extra: Partial<CommandExecutionRequestApprovalParams>
-): CommandExecutionRequestApprovalParams => ({
-  kind: "command",
-  threadId: "th",
-  turnId: "tu",
-  itemId: "call_1",
-  startedAtMs: 0,
-  environmentId: "local",
-  ...extra
-})
-
 describe("approvals", () => {
   it("command: display redacted, relative cwd, network context kept, decisions translated", () => {
     const payload = commandApproval(
@@ -138,7 +178,7 @@ describe("approvals", () => {
     expect(payload).toEqual({
       category: "command",
       title: "Codex wants to run a command",
-      available_decisions: ["approve_once", "approve_session", "cancel_task"],
+      available_decisions: ALL,
       reason: "download",
       command_display: "/bin/bash -lc 'curl -o x https://example.com'",
       relative_cwd: "sub",
@@ -150,7 +190,7 @@ describe("approvals", () => {
     })
   })
 
-  it("command without a command line falls back to the parsed actions; no decisions → the default set", () => {
+  it("command without a command line falls back to the parsed actions; no list → the same four", () => {
     const payload = commandApproval(
       commandParams({
         commandActions: [{ type: "unknown", command: "make test" }],
@@ -159,11 +199,11 @@ describe("approvals", () => {
       R
     )
     expect(payload.command_display).toBe("make test")
-    expect(payload.available_decisions).toEqual(["approve_once", "deny", "cancel_task"])
+    expect(payload.available_decisions).toEqual(ALL)
     expect(payload.relative_cwd).toBeUndefined()
   })
 
-  it("file change: the changed paths (or grantRoot) as display paths, the default decisions", () => {
+  it("file change: the changed paths (or grantRoot) as display paths, the four decisions", () => {
     const params = {
       threadId: "th",
       turnId: "tu",
@@ -175,7 +215,7 @@ describe("approvals", () => {
     expect(fileChangeApproval(params, [`${ROOT}/a.ts`, `${ROOT}/a.ts`, "/etc/x"], R)).toEqual({
       category: "file_change",
       title: "Codex wants to change files",
-      available_decisions: ["approve_once", "deny", "cancel_task"],
+      available_decisions: ALL,
       reason: "write",
       file_changes: [{ path: "a.ts" }, { path: "<outside-workdir>" }]
     })
@@ -199,7 +239,7 @@ describe("approvals", () => {
       title: "Codex asks for additional permissions",
       available_decisions: ["approve_once", "approve_session", "deny", "cancel_task"],
       reason: "deps",
-      relative_cwd: ".",
+      relative_cwd: "",
       requested_permissions: [
         { permission_id: "network", kind: "network", details: { enabled: true } },
         { permission_id: "fileSystem", kind: "file_system", details: { read: null, write: ["build"] } }
@@ -352,7 +392,7 @@ describe("progress", () => {
     } as ThreadItem
     expect(itemEvent(command, "started", R)).toEqual({
       type: "item.started",
-      payload: { type: "commandExecution", command: "ls src", cwd: ".", status: "inProgress" }
+      payload: { type: "commandExecution", command: "ls src", cwd: "", status: "inProgress" }
     })
     const change = {
       type: "fileChange",

@@ -120,10 +120,16 @@ describe("Codex over stdio", () => {
           category: "command",
           reason: "Create the marker file",
           command_display: "/bin/bash -lc 'touch approved.txt'",
-          relative_cwd: "."
+          relative_cwd: ""
         })
-        // Codex 0.171 offers accept, an execpolicy amendment (never exposed) and cancel here.
-        expect(approval.payload.available_decisions).toEqual(["approve_once", "cancel_task"])
+        // Codex 0.171 lists accept, an execpolicy amendment (never exposed) and cancel here; it
+        // honours decline and acceptForSession too (decisions.test.ts), so all four are offered.
+        expect(approval.payload.available_decisions).toEqual([
+          "approve_once",
+          "approve_session",
+          "deny",
+          "cancel_task"
+        ])
         expect(JSON.stringify(approval.payload)).not.toContain(fx.workdir)
         yield* approval.answer({ decision: "approve_once", granted_permission_ids: [] })
         expect((yield* turn.outcome).finalText).toBe("Created.")
@@ -135,7 +141,7 @@ describe("Codex over stdio", () => {
           {
             type: "commandExecution",
             command: "/bin/bash -lc 'touch approved.txt'",
-            cwd: ".",
+            cwd: "",
             status: "completed",
             exit_code: 0
           }
@@ -224,7 +230,7 @@ describe("Codex over stdio", () => {
         expect(approval.payload).toEqual({
           category: "file_change",
           title: "Codex wants to change files",
-          available_decisions: ["approve_once", "deny", "cancel_task"],
+          available_decisions: ["approve_once", "approve_session", "deny", "cancel_task"],
           file_changes: [{ path: "<outside-workdir>" }]
         })
         yield* approval.answer({ decision: "approve_once", granted_permission_ids: [] })
@@ -276,7 +282,7 @@ describe("Codex over stdio", () => {
         expect(approval.payload).toMatchObject({
           category: "provider_permission",
           reason: "Fetch dependencies",
-          relative_cwd: ".",
+          relative_cwd: "",
           available_decisions: ["approve_once", "approve_session", "deny", "cancel_task"]
         })
         expect(approval.payload.requested_permissions?.map((p) => [p.permission_id, p.kind])).toEqual([

@@ -1,0 +1,35 @@
+import * as fs from "node:fs"
+import * as path from "node:path"
+
+/**
+ * What a running process's environment holds, read from /proc/<pid>/environ (the environment it
+ * was started with): for the tests that prove a provider child never inherits ServerFS's own
+ * configuration (SERVERFS_*, WORKDIR_*).
+ */
+
+/** The environment of `pid`, or undefined when it is gone (or not ours to read). */
+export const environOf = (pid: number): ReadonlyMap<string, string> | undefined => {
+  try {
+    const raw = fs.readFileSync(path.join("/proc", String(pid), "environ"), "utf8")
+    const out = new Map<string, string>()
+    for (const entry of raw.split("\0")) {
+      const eq = entry.indexOf("=")
+      if (eq > 0) out.set(entry.slice(0, eq), entry.slice(eq + 1))
+    }
+    return out
+  } catch {
+    return undefined
+  }
+}
+
+/** Live processes (other than this one) whose environment has exactly `name=value`. */
+export const processesWithEnvironment = (name: string, value: string): ReadonlyArray<number> =>
+  fs
+    .readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid)
+    .map(Number)
+    .filter((pid) => environOf(pid)?.get(name) === value)
+
+/** The SERVERFS_* / WORKDIR_* names in `pid`'s environment (none expected in a provider child). */
+export const serverFsNamesOf = (pid: number): ReadonlyArray<string> =>
+  [...(environOf(pid)?.keys() ?? [])].filter((name) => /^(SERVERFS_|WORKDIR_)/.test(name))
