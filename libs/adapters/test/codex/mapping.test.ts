@@ -18,6 +18,7 @@ import {
   questionPayload,
   questionReply,
   requestFailure,
+  retainChanges,
   turnFailure
 } from "../../src/codex/CodexMapping.js"
 import { CodexRpcError } from "../../src/codex/CodexTransport.js"
@@ -163,7 +164,7 @@ describe("approvals", () => {
     expect(payload.relative_cwd).toBeUndefined()
   })
 
-  it("file change: the changed paths (or grantRoot) as display paths, the default decisions", () => {
+  it("file change: each change with its kind and redacted diff (or grantRoot), the default decisions", () => {
     const params = {
       threadId: "th",
       turnId: "tu",
@@ -172,12 +173,29 @@ describe("approvals", () => {
       reason: "write",
       grantRoot: "/opt"
     }
-    expect(fileChangeApproval(params, [`${ROOT}/a.ts`, `${ROOT}/a.ts`, "/etc/x"], R)).toEqual({
+    const changes = retainChanges([
+      {
+        path: `${ROOT}/a.ts`,
+        kind: { type: "update", move_path: null },
+        diff: `@@ -1 +1 @@\n-x\n+import "${ROOT}/b"\n`
+      },
+      { path: `${ROOT}/new.txt`, kind: { type: "add" }, diff: "hello\n" },
+      { path: "/etc/x", kind: { type: "delete" }, diff: "gone\n" }
+    ])
+    expect(fileChangeApproval(params, changes, R)).toEqual({
       category: "file_change",
       title: "Codex wants to change files",
       available_decisions: ["approve_once", "deny", "cancel_task"],
       reason: "write",
-      file_changes: [{ path: "a.ts" }, { path: "<outside-workdir>" }]
+      file_changes: [
+        { path: "a.ts", kind: "update", diff: '--- a/a.ts\n+++ b/a.ts\n@@ -1 +1 @@\n-x\n+import "b"\n' },
+        { path: "new.txt", kind: "add", diff: "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hello\n" },
+        {
+          path: "<outside-workdir>",
+          kind: "delete",
+          diff: "--- a/<outside-workdir>\n+++ /dev/null\n@@ -1 +0,0 @@\n-gone\n"
+        }
+      ]
     })
     expect(fileChangeApproval(params, [], R).file_changes).toEqual([{ path: "<outside-workdir>" }])
   })
