@@ -200,6 +200,27 @@ describe("approvals", () => {
     expect(fileChangeApproval(params, [], R).file_changes).toEqual([{ path: "<outside-workdir>" }])
   })
 
+  it("file change: an item's changes are held bounded in memory; what is left out is announced", () => {
+    const big = "+x\n".repeat(40_000)
+    const changes = retainChanges(
+      Array.from({ length: 4 }, (_, i) => ({
+        path: `${ROOT}/f${i}`,
+        kind: { type: "update" as const, move_path: null },
+        diff: `@@ -1 +1,40000 @@\n${big}`
+      }))
+    )
+    const held = changes.reduce((n, c) => n + Buffer.byteLength(c.diff, "utf8"), 0)
+    expect(held).toBeLessThanOrEqual(2 * 65_536 + 65_536)
+    expect(changes.at(-1)).toMatchObject({ diff: "", omittedBytes: expect.any(Number) })
+    const payload = fileChangeApproval(
+      { threadId: "th", turnId: "tu", itemId: "i", startedAtMs: 0 },
+      changes,
+      R
+    )
+    expect(payload.file_changes?.map((c) => c.diff_truncated)).toEqual([true, true, true, true])
+    expect(payload.file_changes?.[0]?.diff).toMatch(/\n… \[diff truncated: \d+ more bytes\]\n$/)
+  })
+
   const permissionParams: PermissionsRequestApprovalParams = {
     threadId: "th",
     turnId: "tu",

@@ -234,17 +234,19 @@ const MAX_FIT_ROUNDS = 8
 /**
  * An approval whose JSON fits MAX_INTERACTION_BYTES: `build` makes it with a total diff budget;
  * while the payload is too large (JSON escaping makes a diff larger than its text), the budget
- * shrinks by the excess, down to no diff at all. A payload too large without diffs is left for
- * the bridge to refuse (AGENT_INTERACTION_TOO_LARGE), as before previews.
+ * becomes the diff bytes actually shown minus the excess — one round usually, since each byte of
+ * diff text is at least one byte of JSON — and finally no diff at all. A payload too large
+ * without diffs is left for the bridge to refuse (AGENT_INTERACTION_TOO_LARGE), as before.
  */
 export const fitApproval = (build: (bounds: PreviewBounds) => ApprovalPayload): ApprovalPayload => {
   const limit = MAX_INTERACTION_BYTES - PAYLOAD_SLACK
   let total = MAX_FILE_CHANGES_DIFF_BYTES
   let payload = build({ ...DEFAULT_BOUNDS, total })
-  for (let round = 0; round < MAX_FIT_ROUNDS && total > 0; round++) {
+  for (let round = 0; total > 0; round++) {
     const size = utf8(JSON.stringify(payload))
     if (size <= limit) return payload
-    total = round === MAX_FIT_ROUNDS - 2 ? 0 : Math.max(0, total - (size - limit))
+    const shown = (payload.file_changes ?? []).reduce((n, c) => n + utf8(c.diff ?? ""), 0)
+    total = round + 1 >= MAX_FIT_ROUNDS ? 0 : Math.max(0, Math.min(total, shown) - (size - limit))
     payload = build({ ...DEFAULT_BOUNDS, total })
   }
   return payload
