@@ -69,6 +69,8 @@ export {
 export {
   DEFAULT_EVENTS_PAGE,
   MAX_EVENTS_PAGE,
+  MAX_FILE_CHANGE_DIFF_BYTES,
+  MAX_FILE_CHANGES_DIFF_BYTES,
   MAX_INTERACTION_BYTES,
   MAX_MESSAGE_BYTES,
   MAX_MODEL_BYTES,
@@ -77,6 +79,18 @@ export {
   RESULT_PREVIEW_BYTES
 } from "./agent/ContractLimits.js"
 export {
+  DEFAULT_BOUNDS,
+  type FileChangeSource,
+  fitApproval,
+  hunk,
+  type PreviewBounds,
+  previewFileChanges,
+  redactDiffText,
+  retainedDiff,
+  truncationMarker,
+  wholeFileDiff
+} from "./agent/FileChangePreview.js"
+export {
   Answer,
   ApprovalCategory,
   ApprovalPayload,
@@ -84,6 +98,8 @@ export {
   checkAnswers,
   checkDecision,
   Decision,
+  FileChange,
+  FileChangeKind,
   PendingRequestView,
   Question,
   QuestionOption,

@@ -73,10 +73,16 @@ describe("Claude through serverfs-mcp", () => {
     const pending = waiting.pending_request as { request_id: string; payload: Record<string, unknown> }
     expect(pending.payload).toMatchObject({
       category: "file_change",
-      file_changes: [{ path: "notes.txt" }],
+      file_changes: [
+        {
+          path: "notes.txt",
+          kind: "add",
+          diff: "--- /dev/null\n+++ b/notes.txt\n@@ -0,0 +1 @@\n+from claude\n"
+        }
+      ],
       relative_cwd: "",
       tool: "Write",
-      tool_input: { file_path: "notes.txt", content: "from claude\n" }
+      tool_input: { file_path: "notes.txt" }
     })
     expect(pending.payload.available_decisions).toEqual(
       expect.arrayContaining(["approve_once", "deny", "cancel_task"])

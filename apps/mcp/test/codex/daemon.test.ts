@@ -165,7 +165,13 @@ describe("Codex through serverfs-mcp and the bridge (managed daemon)", () => {
       category: "file_change",
       title: "Codex wants to change files",
       available_decisions: ["approve_once", "approve_session", "deny", "cancel_task"],
-      file_changes: [{ path: "<outside-workdir>" }]
+      file_changes: [
+        {
+          path: "<outside-workdir>",
+          kind: "add",
+          diff: "--- /dev/null\n+++ b/<outside-workdir>\n@@ -0,0 +1 @@\n+x\n"
+        }
+      ]
     })
     await ok(stack.client, "respond_agent_approval", {
       task_id: taskId,

@@ -7,12 +7,15 @@ import {
   type ApprovalPayload,
   type ApprovalResolution,
   type Decision,
-  type HostPathRedaction,
+  fitApproval,
+  HostPathRedaction,
   type QuestionPayload,
   type QuestionResolution
 } from "@serverfs/domain"
 import type { NormalizedEvent } from "../ProviderAdapter.js"
 import { relativeCwd } from "../RelativeCwd.js"
+import type { CurrentFile } from "./ClaudeCurrentFile.js"
+import { FILE_TOOLS, fileChangesOf, toolInputShown } from "./ClaudeFileChanges.js"
 
 /**
  * Pure translations between Claude Code's permission callback and ServerFS's provider-neutral
@@ -39,7 +42,6 @@ export type ClaudeApprovalResolution = ApprovalResolution & {
   readonly updated_input?: Record<string, unknown>
 }
 
-const FILE_TOOLS: ReadonlySet<string> = new Set(["Write", "Edit", "MultiEdit", "NotebookEdit"])
 const NETWORK_TOOLS: ReadonlySet<string> = new Set(["WebFetch", "WebSearch"])
 
 export const categoryOf = (tool: string): ApprovalCategory =>
@@ -78,13 +80,19 @@ export const sessionGrant = (context: AskContext): ReadonlyArray<PermissionUpdat
   return out.some((s) => s.type !== "addDirectories") ? out : []
 }
 
-/** The normalized approval for a tool call that reached Claude's ask path. */
+/**
+ * The normalized approval for a tool call that reached Claude's ask path. A file tool's change
+ * is previewed (ClaudeFileChanges: display path, kind, bounded redacted diff; `current` is what
+ * a Write would replace) and its content leaves `tool_input`; the whole payload is fitted to the
+ * interaction limit (`fitApproval`).
+ */
 export const approvalPayload = (
   tool: string,
   input: Record<string, unknown>,
   context: AskContext,
   where: { readonly cwd: string; readonly workdirRoot: string },
-  offerSession: boolean
+  offerSession: boolean,
+  current: CurrentFile = { _tag: "unknown" }
 ): ApprovalPayload => {
   const category = categoryOf(tool)
   const decisions: Array<Decision> = [
@@ -94,21 +102,26 @@ export const approvalPayload = (
     "cancel_task"
   ]
   const command = tool === "Bash" ? str(input.command) : undefined
-  const file = FILE_TOOLS.has(tool) ? (str(input.file_path) ?? str(input.notebook_path)) : undefined
   const url = tool === "WebFetch" ? str(input.url) : undefined
   const reason = context.decisionReason ?? context.description
-  return {
-    category,
-    title: context.title ?? `Claude wants to use ${context.displayName ?? tool}`,
-    available_decisions: decisions,
-    ...(reason === undefined ? {} : { reason }),
-    ...(command === undefined ? {} : { command_display: command }),
-    relative_cwd: relativeCwd(where.workdirRoot, where.cwd),
-    ...(file === undefined ? {} : { file_changes: [{ path: file }] }),
-    ...(url === undefined ? {} : { network_approval_context: { url } }),
-    tool,
-    tool_input: input
-  }
+  const redaction = new HostPathRedaction(where.workdirRoot)
+  return fitApproval((bounds) => {
+    const changes = FILE_TOOLS.has(tool)
+      ? fileChangesOf(tool, input, where.cwd, current, redaction, bounds)
+      : undefined
+    return {
+      category,
+      title: context.title ?? `Claude wants to use ${context.displayName ?? tool}`,
+      available_decisions: decisions,
+      ...(reason === undefined ? {} : { reason }),
+      ...(command === undefined ? {} : { command_display: command }),
+      relative_cwd: relativeCwd(where.workdirRoot, where.cwd),
+      ...(changes === undefined ? {} : { file_changes: changes }),
+      ...(url === undefined ? {} : { network_approval_context: { url } }),
+      tool,
+      tool_input: toolInputShown(tool, input)
+    }
+  })
 }
 
 const DENY_MESSAGE = "The user denied this action (ServerFS approval)."

@@ -1,6 +1,9 @@
+import * as path from "node:path"
 import type { CanUseTool, PermissionResult } from "@anthropic-ai/claude-agent-sdk"
 import { Effect, Exit, type Fiber } from "effect"
 import type { InteractionEnded, TurnRequest, TurnSink } from "../ProviderAdapter.js"
+import { type CurrentFile, readCurrentFile } from "./ClaudeCurrentFile.js"
+import { filePathOf } from "./ClaudeFileChanges.js"
 import {
   answersFor,
   approvalPayload,
@@ -29,7 +32,13 @@ const relay = (request: TurnRequest, sink: TurnSink) => {
   ): Effect.Effect<PermissionResult, InteractionEnded> =>
     Effect.suspend(() => {
       const grant = sessionGrant(context)
-      const payload = approvalPayload(tool, input, context, request, grant.length > 0)
+      // What a Write would replace, read only through the workdir-safe path (for its diff).
+      const file = filePathOf(input)
+      const current: CurrentFile =
+        tool === "Write" && file !== undefined
+          ? readCurrentFile(request.workdirRoot, path.resolve(request.cwd, file))
+          : { _tag: "unknown" }
+      const payload = approvalPayload(tool, input, context, request, grant.length > 0, current)
       return Effect.map(sink.requestApproval(payload), (resolution) =>
         permissionResult(input, resolution, grant)
       )

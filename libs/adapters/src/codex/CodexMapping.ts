@@ -5,10 +5,16 @@ import {
   type ApprovalPayload,
   type ApprovalResolution,
   Decision,
+  type FileChangeKind,
+  fitApproval,
   type HostPathRedaction,
+  MAX_FILE_CHANGES_DIFF_BYTES,
+  previewFileChanges,
   type Question,
   type QuestionPayload,
-  type QuestionResolution
+  type QuestionResolution,
+  retainedDiff,
+  wholeFileDiff
 } from "@serverfs/domain"
 import type { NormalizedEvent } from "../ProviderAdapter.js"
 import { relativeCwd } from "../RelativeCwd.js"
@@ -17,6 +23,7 @@ import type {
   CommandExecutionApprovalDecision,
   CommandExecutionRequestApprovalParams,
   FileChangeRequestApprovalParams,
+  FileUpdateChange,
   GrantedPermissionProfile,
   PermissionsRequestApprovalParams,
   PermissionsRequestApprovalResponse,
@@ -104,25 +111,61 @@ export const commandApproval = (
   }
 }
 
+/**
+ * A change of a Codex `fileChange` item as the turn keeps it until its approval: the host path
+ * (redacted when shown), the kind, and a diff already bounded in memory (`retainedDiff`).
+ */
+export interface CodexFileChange {
+  readonly path: string
+  readonly kind: FileChangeKind
+  readonly diff: string
+  readonly omittedBytes: number
+}
+
+/** What one item may hold in memory: beyond it, a change keeps its path and kind only. */
+const ITEM_RETAINED_BYTES = 2 * MAX_FILE_CHANGES_DIFF_BYTES
+
+/**
+ * An item's changes, kept for its approval. Codex 0.171 sends an update's `diff` as unified
+ * hunks, an add's and a delete's as the file's whole content: those become diffs against empty.
+ */
+export const retainChanges = (changes: ReadonlyArray<FileUpdateChange>): ReadonlyArray<CodexFileChange> => {
+  let budget = ITEM_RETAINED_BYTES
+  return changes.map((c): CodexFileChange => {
+    const kind = c.kind.type
+    const full =
+      kind === "add" ? wholeFileDiff(null, c.diff) : kind === "delete" ? wholeFileDiff(c.diff, null) : c.diff
+    const kept = budget > 0 ? retainedDiff(full) : { diff: "", omittedBytes: Buffer.byteLength(full, "utf8") }
+    budget -= Buffer.byteLength(kept.diff, "utf8")
+    return { path: c.path, kind, ...kept }
+  })
+}
+
+/**
+ * A file-change approval: each change of the item with its kind and bounded, redacted diff
+ * (FileChangePreview); without the item's changes, grantRoot's display path alone.
+ */
 export const fileChangeApproval = (
   params: FileChangeRequestApprovalParams,
-  changedPaths: ReadonlyArray<string>,
+  changes: ReadonlyArray<CodexFileChange>,
   redaction: HostPathRedaction
-): ApprovalPayload => {
-  const paths =
-    changedPaths.length > 0
-      ? changedPaths
-      : params.grantRoot === null || params.grantRoot === undefined
-        ? []
-        : [params.grantRoot]
-  return {
+): ApprovalPayload =>
+  fitApproval((bounds) => ({
     category: "file_change",
     title: "Codex wants to change files",
     available_decisions: [...decisionsFrom(null)],
     ...optional("reason", params.reason),
-    file_changes: [...new Set(paths.map((p) => redaction.path(p)))].map((p) => ({ path: p }))
-  }
-}
+    file_changes:
+      changes.length > 0
+        ? previewFileChanges(
+            changes.map((c) => ({ ...c, path: redaction.path(c.path) })),
+            redaction,
+            bounds
+          )
+        : params.grantRoot === null || params.grantRoot === undefined
+          ? []
+          : [{ path: redaction.path(params.grantRoot) }]
+  }))
 
 const permissionKind = (key: string): string =>
   key === "fileSystem" ? "file_system" : key === "network" ? "network" : key

@@ -2,6 +2,7 @@ import type { ApprovalPayload, ApprovalResolution, HostPathRedaction } from "@se
 import { Effect, Fiber, type Scope } from "effect"
 import type { TurnSink } from "../ProviderAdapter.js"
 import {
+  type CodexFileChange,
   commandApproval,
   fileChangeApproval,
   nativeDecision,
@@ -60,8 +61,8 @@ export interface TurnRequests {
   readonly threadId: string
   readonly sink: TurnSink
   readonly redaction: HostPathRedaction
-  /** Paths of file changes seen so far, by item id (a file-change approval names its item). */
-  readonly changedPaths: ReadonlyMap<string, ReadonlyArray<string>>
+  /** The changes of file-change items in progress, by item id (an approval names its item). */
+  readonly fileChanges: ReadonlyMap<string, ReadonlyArray<CodexFileChange>>
   /**
    * Where relays run: the adapter's scope, not the turn's — a relay of a turn the daemon lost is
    * left for the bridge to settle after the run ended (see `interruptAll`).
@@ -130,7 +131,7 @@ export const makeServerRequests = (ctx: TurnRequests) => {
         return approval(commandApproval(message.params, redaction), decisionReply, CANCELLED)
       case "item/fileChange/requestApproval":
         return approval(
-          fileChangeApproval(message.params, ctx.changedPaths.get(message.params.itemId) ?? [], redaction),
+          fileChangeApproval(message.params, ctx.fileChanges.get(message.params.itemId) ?? [], redaction),
           decisionReply,
           CANCELLED
         )

@@ -10,7 +10,15 @@ import {
 import { Deferred, type Duration, Effect, Exit, Queue, Scope } from "effect"
 import type { TurnOutcome, TurnRequest, TurnSink } from "../ProviderAdapter.js"
 import type { CodexCli, OwnedConnection } from "./CodexCli.js"
-import { type AgentMessage, finalTextOf, itemEvent, requestFailure, turnFailure } from "./CodexMapping.js"
+import {
+  type AgentMessage,
+  type CodexFileChange,
+  finalTextOf,
+  itemEvent,
+  requestFailure,
+  retainChanges,
+  turnFailure
+} from "./CodexMapping.js"
 import { reattach } from "./CodexReattach.js"
 import { makeServerRequests } from "./CodexServerRequests.js"
 import type { CodexConnection, Incoming, Notification, RequestError } from "./CodexTransport.js"
@@ -110,13 +118,13 @@ export const makeCodexRun =
         const threadId = turn.threadId
         yield* sink.nativeIds({ sessionId: threadId })
 
-        const changedPaths = new Map<string, ReadonlyArray<string>>()
+        const fileChanges = new Map<string, ReadonlyArray<CodexFileChange>>()
         const requests = makeServerRequests({
           turn,
           threadId,
           sink,
           redaction,
-          changedPaths,
+          fileChanges,
           relayScope: deps.relayScope
         })
         // Released before the connection: relays still waiting are stopped (their requests go stale).
@@ -168,11 +176,11 @@ export const makeCodexRun =
               case "item/completed": {
                 if (n.params.threadId !== threadId || n.params.turnId !== turnId) return CONTINUE
                 const item = n.params.item
-                if (item.type === "fileChange")
-                  changedPaths.set(
-                    item.id,
-                    item.changes.map((c) => c.path)
-                  )
+                // The changes are kept (bounded) until the item completes: its approval shows them.
+                if (item.type === "fileChange") {
+                  if (n.method === "item/started") fileChanges.set(item.id, retainChanges(item.changes))
+                  else fileChanges.delete(item.id)
+                }
                 if (item.type === "agentMessage" && n.method === "item/completed") {
                   messages.push({ id: item.id, text: item.text, phase: item.phase })
                 }

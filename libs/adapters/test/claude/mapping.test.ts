@@ -81,10 +81,53 @@ describe("Claude mapping", () => {
       title: "Claude wants to write a.txt",
       available_decisions: ["approve_once", "deny", "cancel_task"],
       relative_cwd: "sub",
-      file_changes: [{ path: "/srv/work/sub/a.txt" }],
+      // The current file unknown (not read): no kind, the new content as the diff.
+      file_changes: [
+        {
+          path: "sub/a.txt",
+          diff: "--- a/sub/a.txt\n+++ b/sub/a.txt\n@@ -0,0 +1 @@\n+x\n\\ No newline at end of file\n"
+        }
+      ],
       tool: "Write",
-      tool_input: input
+      tool_input: { file_path: "/srv/work/sub/a.txt" }
     })
+    expect(approvalPayload("Write", input, {}, where, false, { _tag: "missing" }).file_changes).toEqual([
+      {
+        path: "sub/a.txt",
+        kind: "add",
+        diff: "--- /dev/null\n+++ b/sub/a.txt\n@@ -0,0 +1 @@\n+x\n\\ No newline at end of file\n"
+      }
+    ])
+    expect(
+      approvalPayload("Write", input, {}, where, false, { _tag: "text", text: "y\nx" }).file_changes
+    ).toEqual([
+      {
+        path: "sub/a.txt",
+        kind: "update",
+        diff: "--- a/sub/a.txt\n+++ b/sub/a.txt\n@@ -1,2 +1 @@\n-y\n x\n\\ No newline at end of file\n"
+      }
+    ])
+    const multi = approvalPayload(
+      "MultiEdit",
+      {
+        file_path: "sub/a.txt",
+        edits: [
+          { old_string: "a\n", new_string: "b\n" },
+          { old_string: "c\n", new_string: "d\n", replace_all: true }
+        ]
+      },
+      {},
+      where,
+      false
+    )
+    expect(multi.file_changes).toEqual([
+      {
+        path: "sub/sub/a.txt",
+        kind: "update",
+        diff: "--- a/sub/sub/a.txt\n+++ b/sub/sub/a.txt\n@@ -1 +1 @@\n-a\n+b\n@@ -1 +1 @@\n-c\n+d\n"
+      }
+    ])
+    expect(multi.tool_input).toEqual({ file_path: "sub/a.txt", edits: [{}, { replace_all: true }] })
     const grant = sessionGrant({
       suggestions: [{ type: "setMode", mode: "acceptEdits", destination: "session" }]
     })

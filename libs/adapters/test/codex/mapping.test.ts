@@ -20,6 +20,7 @@ import {
   questionPayload,
   questionReply,
   requestFailure,
+  retainChanges,
   turnFailure
 } from "../../src/codex/CodexMapping.js"
 import { CodexRpcError } from "../../src/codex/CodexTransport.js"
@@ -203,7 +204,7 @@ describe("approvals", () => {
     expect(payload.relative_cwd).toBeUndefined()
   })
 
-  it("file change: the changed paths (or grantRoot) as display paths, the four decisions", () => {
+  it("file change: each change with its kind and redacted diff (or grantRoot), the four decisions", () => {
     const params = {
       threadId: "th",
       turnId: "tu",
@@ -212,14 +213,52 @@ describe("approvals", () => {
       reason: "write",
       grantRoot: "/opt"
     }
-    expect(fileChangeApproval(params, [`${ROOT}/a.ts`, `${ROOT}/a.ts`, "/etc/x"], R)).toEqual({
+    const changes = retainChanges([
+      {
+        path: `${ROOT}/a.ts`,
+        kind: { type: "update", move_path: null },
+        diff: `@@ -1 +1 @@\n-x\n+import "${ROOT}/b"\n`
+      },
+      { path: `${ROOT}/new.txt`, kind: { type: "add" }, diff: "hello\n" },
+      { path: "/etc/x", kind: { type: "delete" }, diff: "gone\n" }
+    ])
+    expect(fileChangeApproval(params, changes, R)).toEqual({
       category: "file_change",
       title: "Codex wants to change files",
       available_decisions: ALL,
       reason: "write",
-      file_changes: [{ path: "a.ts" }, { path: "<outside-workdir>" }]
+      file_changes: [
+        { path: "a.ts", kind: "update", diff: '--- a/a.ts\n+++ b/a.ts\n@@ -1 +1 @@\n-x\n+import "b"\n' },
+        { path: "new.txt", kind: "add", diff: "--- /dev/null\n+++ b/new.txt\n@@ -0,0 +1 @@\n+hello\n" },
+        {
+          path: "<outside-workdir>",
+          kind: "delete",
+          diff: "--- a/<outside-workdir>\n+++ /dev/null\n@@ -1 +0,0 @@\n-gone\n"
+        }
+      ]
     })
     expect(fileChangeApproval(params, [], R).file_changes).toEqual([{ path: "<outside-workdir>" }])
+  })
+
+  it("file change: an item's changes are held bounded in memory; what is left out is announced", () => {
+    const big = "+x\n".repeat(40_000)
+    const changes = retainChanges(
+      Array.from({ length: 4 }, (_, i) => ({
+        path: `${ROOT}/f${i}`,
+        kind: { type: "update" as const, move_path: null },
+        diff: `@@ -1 +1,40000 @@\n${big}`
+      }))
+    )
+    const held = changes.reduce((n, c) => n + Buffer.byteLength(c.diff, "utf8"), 0)
+    expect(held).toBeLessThanOrEqual(2 * 65_536 + 65_536)
+    expect(changes.at(-1)).toMatchObject({ diff: "", omittedBytes: expect.any(Number) })
+    const payload = fileChangeApproval(
+      { threadId: "th", turnId: "tu", itemId: "i", startedAtMs: 0 },
+      changes,
+      R
+    )
+    expect(payload.file_changes?.map((c) => c.diff_truncated)).toEqual([true, true, true, true])
+    expect(payload.file_changes?.[0]?.diff).toMatch(/\n… \[diff truncated: \d+ more bytes\]\n$/)
   })
 
   const permissionParams: PermissionsRequestApprovalParams = {

@@ -231,7 +231,13 @@ describe("Codex over stdio", () => {
           category: "file_change",
           title: "Codex wants to change files",
           available_decisions: ["approve_once", "approve_session", "deny", "cancel_task"],
-          file_changes: [{ path: "<outside-workdir>" }]
+          file_changes: [
+            {
+              path: "<outside-workdir>",
+              kind: "add",
+              diff: "--- /dev/null\n+++ b/<outside-workdir>\n@@ -0,0 +1 @@\n+hello\n"
+            }
+          ]
         })
         yield* approval.answer({ decision: "approve_once", granted_permission_ids: [] })
         expect((yield* turn.outcome).finalText).toBe("patched")

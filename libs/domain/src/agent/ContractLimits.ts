@@ -21,3 +21,7 @@ export const DEFAULT_EVENTS_PAGE = 100
 export const MAX_EVENTS_PAGE = 500
 /** The largest `task.read_result` chunk, in bytes. */
 export const MAX_RESULT_CHUNK_BYTES = 65_536
+/** The longest diff one `file_changes[]` item of an approval carries, in UTF-8 bytes. */
+export const MAX_FILE_CHANGE_DIFF_BYTES = 16_384
+/** The most diff text all `file_changes[]` of one approval carry together, in UTF-8 bytes. */
+export const MAX_FILE_CHANGES_DIFF_BYTES = 65_536

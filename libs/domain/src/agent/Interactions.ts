@@ -24,6 +24,23 @@ export const RequestedPermission = Schema.Struct({
   details: Schema.optional(Schema.Unknown)
 })
 
+/** How a file changes (Codex's PatchChangeKind; Claude's Write of a missing file is an add). */
+export const FileChangeKind = Schema.Literal("add", "update", "delete")
+export type FileChangeKind = typeof FileChangeKind.Type
+
+/**
+ * One file an approval would change: its display path (workdir-relative or `<outside-workdir>`)
+ * and, where the provider sent the change, a bounded, redacted unified diff of it
+ * (FileChangePreview). `diff_truncated` marks a diff cut (or left out) by the bounds.
+ */
+export const FileChange = Schema.Struct({
+  path: Schema.String,
+  kind: Schema.optional(FileChangeKind),
+  diff: Schema.optional(Schema.String),
+  diff_truncated: Schema.optional(Schema.Boolean)
+})
+export type FileChange = typeof FileChange.Type
+
 export const ApprovalPayload = Schema.Struct({
   category: ApprovalCategory,
   title: Schema.String,
@@ -31,7 +48,7 @@ export const ApprovalPayload = Schema.Struct({
   reason: Schema.optional(Schema.String),
   command_display: Schema.optional(Schema.String),
   relative_cwd: Schema.optional(Schema.String),
-  file_changes: Schema.optional(Schema.Array(Schema.Struct({ path: Schema.String }))),
+  file_changes: Schema.optional(Schema.Array(FileChange)),
   requested_permissions: Schema.optional(Schema.Array(RequestedPermission)),
   tool: Schema.optional(Schema.String),
   tool_input: Schema.optional(Schema.Unknown),
