@@ -11,6 +11,7 @@ import * as fs from "node:fs"
 import * as path from "node:path"
 import {
   type AgentStack,
+  bridgeCall,
   type CodexHome,
   cleanupCodexDaemon,
   codexBin,
@@ -27,6 +28,14 @@ import { call, eventually, expectStatus, fails, ok, pendingOf, sleep, submitCode
 
 /** A test with bridge restarts and real Codex turns under load (the deadline case waits ~40 s). */
 const RESTART_BOUND = 240_000
+
+/** What diagnostics.task answers, as far as these tests read it. */
+interface Trace {
+  readonly disposition: string
+  readonly completeness?: string
+  readonly operations: ReadonlyArray<{ readonly kind: string; readonly outcome?: string }>
+  readonly seal: unknown
+}
 
 let server: FakeResponsesServer
 let home: CodexHome
@@ -144,6 +153,20 @@ describe("Codex across a bridge restart (managed daemon)", () => {
       await eventually("the lease released", async () =>
         (await mutate("after-end.txt")).isError === true ? undefined : true
       )
+      // Spec v0.22: this process observed the task from its reconciliation on — a `restarted`
+      // trace with the re-attach as its recovery, sealed once by the success.
+      const trace = await eventually("the re-attached task's seal", async () => {
+        const response = await bridgeCall(stack.env.SERVERFS_AGENT_BRIDGE_SOCKET ?? "", "diagnostics.task", {
+          task_id: taskId
+        })
+        const result = response.result as Trace | undefined
+        return result?.disposition === "available" && result.seal !== null ? result : undefined
+      })
+      expect(trace.completeness).toBe("restarted")
+      expect(trace.operations.filter((o) => o.kind === "agent.recovery").map((o) => o.outcome)).toEqual([
+        "reattached"
+      ])
+      expect(trace.seal).toMatchObject({ outcome: "succeeded" })
     },
     RESTART_BOUND
   )
