@@ -12,6 +12,7 @@ import { OperatorQueries } from "./operator/OperatorQueries.js"
 import { RuntimeRegistry } from "./RuntimeRegistry.js"
 import { InteractionBroker } from "./tasks/InteractionBroker.js"
 import { LiveTaskRegistry } from "./tasks/LiveTasks.js"
+import { Reattachment } from "./tasks/Reattachment.js"
 import { Recovery } from "./tasks/Recovery.js"
 import { RecoveryGuards } from "./tasks/RecoveryGuards.js"
 import { ResultPublisher } from "./tasks/ResultPublisher.js"
@@ -35,6 +36,7 @@ const TaskPlaneServices = TaskService.Default.pipe(
   Layer.provideMerge(OperatorQueries.Default),
   Layer.provideMerge(Submission.Default),
   Layer.provideMerge(Recovery.Default),
+  Layer.provideMerge(Reattachment.Default),
   Layer.provideMerge(TurnRunner.Default),
   Layer.provideMerge(TaskControl.Default),
   Layer.provideMerge(ResultPublisher.Default),

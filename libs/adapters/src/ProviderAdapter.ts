@@ -104,6 +104,27 @@ export interface RecordedTurn {
   readonly turnId: string | null
 }
 
+/**
+ * A turn a previous bridge process started and the provider may still be running (after a
+ * bridge restart, bridge-internals §10 REATTACHED). Host paths are adapter-private, as in
+ * `TurnRequest`.
+ */
+export interface ReattachRequest {
+  readonly taskId: string
+  readonly sessionId: string
+  readonly turnId: string
+  readonly cwd: string
+  readonly workdirRoot: string
+  /** The task waits on a stored interaction: the provider must replay exactly that one. */
+  readonly waiting: boolean
+}
+
+/** What the adapter proved when it found the turn live, for the bridge to decide on. */
+export interface AttachProof {
+  /** The relayed requests the provider replayed (each went to the sink before this). */
+  readonly replayed: number
+}
+
 export interface ProviderAdapter {
   readonly name: RuntimeName
   readonly inFlightRecovery: InFlightRecovery
@@ -115,6 +136,18 @@ export interface ProviderAdapter {
   readonly steer: (taskId: string, message: string) => Effect.Effect<void, AgentError>
   /** Ask the provider to stop the task's turn (repeat-safe; failures are the caller's to ignore). */
   readonly cancel: (taskId: string) => Effect.Effect<void, AgentError>
+  /**
+   * After a bridge restart: follow a turn the previous process started, to its end, as `run`
+   * does. Once the provider proved the turn live (its replays already went to the sink), the
+   * adapter asks `confirm`; only `true` lets the turn go on — otherwise, or when the turn cannot
+   * be proven live, the adapter stops what it attached to and fails. Absent: the runtime never
+   * re-attaches (the bridge interrupts the task).
+   */
+  readonly reattach?: (
+    request: ReattachRequest,
+    sink: TurnSink,
+    confirm: (proof: AttachProof) => Effect.Effect<boolean>
+  ) => Effect.Effect<TurnOutcome, AgentError>
   /** After a restart: is the recorded turn still live, resumable, or proven stopped? */
   readonly reconcile: (turn: RecordedTurn) => Effect.Effect<ReconcileResult>
   /**

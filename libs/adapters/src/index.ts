@@ -19,6 +19,7 @@ export {
   parseScript,
   type ScriptedCommand
 } from "./fake/ScriptedCommand.js"
+export type { AttachProof, ReattachRequest } from "./ProviderAdapter.js"
 export {
   InteractionEnded,
   type NormalizedEvent,

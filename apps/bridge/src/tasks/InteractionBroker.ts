@@ -20,7 +20,7 @@ import {
   RequestStale,
   type ResolvedResult
 } from "@serverfs/domain"
-import { type TaskRecord, TaskStore } from "@serverfs/store"
+import { type PendingRequestRecord, type TaskRecord, TaskStore } from "@serverfs/store"
 import { Clock, DateTime, Deferred, Effect, Either, Fiber, Option, Schema } from "effect"
 import { BridgeSettingsTag } from "../BridgeSettingsTag.js"
 import { TaskObservations } from "../diagnostics/TaskObservations.js"
@@ -116,7 +116,42 @@ export class InteractionBroker extends Effect.Service<InteractionBroker>()(
           // (the checks before the commit were bridge work, still inside the execution stretch).
           yield* observations.waiting(task.task_id, kind)
           yield* feed.refresh(task.task_id)
-          const requestId = created.right.request.request_id
+          return yield* awaitAnswer(task, liveTask, kind, created.right.request.request_id, expiresMillis)
+        })
+
+      /**
+       * A stored pending request of a task re-attached after a bridge restart, which its provider
+       * replayed (the caller proved the match): the same ServerFS request is awaited again, with
+       * its stored expiry. The wait is this process's (spec v0.22 §9.2).
+       */
+      const rebind = (
+        task: TaskRecord,
+        liveTask: LiveTask,
+        kind: Kind,
+        request: PendingRequestRecord
+      ): Effect.Effect<Resolution, InteractionEnded> =>
+        Effect.zipRight(
+          observations.waiting(task.task_id, kind),
+          awaitAnswer(
+            task,
+            liveTask,
+            kind,
+            request.request_id,
+            DateTime.toEpochMillis(DateTime.unsafeMake(request.expires_at))
+          )
+        )
+
+      /** Wait for the human on a committed request: its waiter, its expiry timer, its staling. */
+      const awaitAnswer = (
+        task: TaskRecord,
+        liveTask: LiveTask,
+        kind: Kind,
+        requestId: string,
+        expiresMillis: number
+      ): Effect.Effect<Resolution, InteractionEnded> =>
+        Effect.gen(function* () {
+          const now = yield* Clock.currentTimeMillis
+          const deadline = DateTime.toEpochMillis(DateTime.unsafeMake(task.deadline_at))
           const waiter = yield* Deferred.make<Resolution, InteractionEnded>()
           liveTask.waiters.set(requestId, waiter)
           // The request was visible from its commit on: an answer (or a terminal move) may have
@@ -138,7 +173,10 @@ export class InteractionBroker extends Effect.Service<InteractionBroker>()(
             expiresMillis < deadline
               ? Option.some(
                   yield* live.detach(
-                    Effect.zipRight(Effect.sleep(expiresMillis - now), expire(task, requestId, kind))
+                    Effect.zipRight(
+                      Effect.sleep(Math.max(0, expiresMillis - now)),
+                      expire(task, requestId, kind)
+                    )
                   )
                 )
               : Option.none()
@@ -275,7 +313,7 @@ export class InteractionBroker extends Effect.Service<InteractionBroker>()(
           }
         })
 
-      return { interact, respondApproval, answerQuestion } as const
+      return { interact, rebind, respondApproval, answerQuestion } as const
     })
   }
 ) {}

@@ -5,6 +5,7 @@ import { Clock, DateTime, Effect, Option } from "effect"
 import { TaskObservations } from "../diagnostics/TaskObservations.js"
 import { BridgeLeases } from "../leases/BridgeLeases.js"
 import { RuntimeRegistry } from "../RuntimeRegistry.js"
+import { Reattachment } from "./Reattachment.js"
 import { RecoveryGuards, recordedTurn } from "./RecoveryGuards.js"
 import { Retention } from "./Retention.js"
 import { TaskEvents } from "./TaskEvents.js"
@@ -12,9 +13,10 @@ import { Terminations } from "./Terminations.js"
 
 /**
  * Restart reconciliation (bridge-internals §10). At startup, every non-terminal task was left by
- * a previous process. It is interrupted — never re-run, never answered — with BRIDGE_RESTARTED
- * (AGENT_TASK_TIMED_OUT past its deadline). No adapter here can re-attach a live turn yet, so
- * REATTACHED is never acted on. A task's recovery guard is removed only when its adapter proves
+ * a previous process. Where its adapter proves the exact turn still live and everything the task
+ * held comes back (Reattachment), it goes on: the adapter's reconcile then says REATTACHED.
+ * Otherwise it is interrupted — never re-run, never answered — with BRIDGE_RESTARTED
+ * (AGENT_TASK_TIMED_OUT past its deadline). A task's recovery guard is removed only when its adapter proves
  * the old run stopped; guards of tasks already terminal (a crash between the two) are reconciled
  * the same way.
  */
@@ -29,6 +31,7 @@ export class Recovery extends Effect.Service<Recovery>()("@serverfs/bridge/Recov
     const guards = yield* RecoveryGuards
     const retention = yield* Retention
     const observations = yield* TaskObservations
+    const reattachment = yield* Reattachment
 
     const reconcileAtStartup: Effect.Effect<void> = Effect.gen(function* () {
       const now = yield* Clock.currentTimeMillis
@@ -37,6 +40,14 @@ export class Recovery extends Effect.Service<Recovery>()("@serverfs/bridge/Recov
         // a reconstruction of what the previous process saw.
         const recovering = yield* observations.recoveryStarted(task)
         yield* events.append(task.task_id, "runtime.reconcile_started", { runtime: task.runtime })
+        const message = "the bridge restarted during the task; it was not re-run"
+        const cause =
+          now > DateTime.toEpochMillis(DateTime.unsafeMake(task.deadline_at))
+            ? new AgentTaskTimedOut({ message })
+            : new BridgeRestarted({ message })
+        // A live turn the adapter proves and re-attaches goes on (Reattachment); past the
+        // deadline nothing is attempted.
+        const reattached = cause instanceof BridgeRestarted ? yield* reattachment.attempt(task, cause) : false
         const adapter = registry.get(task.runtime)
         const result =
           adapter === undefined
@@ -47,11 +58,21 @@ export class Recovery extends Effect.Service<Recovery>()("@serverfs/bridge/Recov
           status: result.status,
           provider_active: result.providerActive
         })
-        const message = "the bridge restarted during the task; it was not re-run"
-        const cause =
-          now > DateTime.toEpochMillis(DateTime.unsafeMake(task.deadline_at))
-            ? new AgentTaskTimedOut({ message })
-            : new BridgeRestarted({ message })
+        if (reattached) {
+          yield* observations.recovered(task.task_id, recovering, "reattached")
+          yield* events.append(task.task_id, "task.reconciled", {
+            status: result.status,
+            provider_active: result.providerActive,
+            reattached: true
+          })
+          yield* audit.emit("INFO", "task_reconciled", {
+            task_id: task.task_id,
+            status: result.status,
+            provider_active: result.providerActive,
+            reattached: true
+          })
+          continue
+        }
         // One outcome, for the metric and the `agent.recovery` operation; the terminal move then seals.
         yield* observations.recovered(
           task.task_id,

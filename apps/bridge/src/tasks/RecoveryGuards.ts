@@ -1,5 +1,5 @@
 import type { RecordedTurn } from "@serverfs/adapters/port"
-import { AgentProviderInactive, WorkdirRecoveryRequired } from "@serverfs/domain"
+import { type AgentError, AgentProviderInactive, WorkdirRecoveryRequired } from "@serverfs/domain"
 import { type TaskRecord, TaskStore } from "@serverfs/store"
 import { DateTime, Effect, Option } from "effect"
 import { BridgeLeases } from "../leases/BridgeLeases.js"
@@ -54,22 +54,44 @@ export class RecoveryGuards extends Effect.Service<RecoveryGuards>()("@serverfs/
      */
     const publishScoped = (task: TaskRecord, providerStopped: () => boolean) =>
       Effect.acquireRelease(leases.publishGuard(guardFor(task, task.created_at)), () =>
-        Effect.gen(function* () {
-          let stopped = providerStopped()
-          const adapter = registry.get(task.runtime)
-          if (!stopped && adapter !== undefined) {
-            const current = yield* store.getTask(task.task_id)
-            const result = yield* adapter.reconcile(
-              Option.match(current, {
-                onNone: (): RecordedTurn => ({ taskId: task.task_id, sessionId: null, turnId: null }),
-                onSome: recordedTurn
-              })
-            )
-            stopped = result.providerActive === false
-          }
-          if (stopped) yield* clearGuardOf(task.workdir_slot, task.task_id)
-        })
+        releaseIfStopped(task, providerStopped)
       )
+
+    /**
+     * A task re-attached after a restart takes over the guard its previous process published
+     * (it must be the task's own, valid): updated now, then released as `publishScoped` releases.
+     */
+    const adoptScoped = (task: TaskRecord, providerStopped: () => boolean) =>
+      Effect.acquireRelease(
+        Effect.flatMap(
+          leases.readGuard(task.workdir_slot),
+          (state): Effect.Effect<void, AgentError | WorkdirRecoveryRequired> =>
+            state._tag === "valid" && state.guard.task_id === task.task_id
+              ? Effect.flatMap(DateTime.now, (now) =>
+                  leases.writeGuard(guardFor(task, DateTime.formatIso(now)))
+                )
+              : Effect.fail(new WorkdirRecoveryRequired({ workdir: task.workdir_alias }))
+        ),
+        () => releaseIfStopped(task, providerStopped)
+      )
+
+    /** The end of a task's guard: removed if the provider's run is proven stopped, else kept. */
+    const releaseIfStopped = (task: TaskRecord, providerStopped: () => boolean) =>
+      Effect.gen(function* () {
+        let stopped = providerStopped()
+        const adapter = registry.get(task.runtime)
+        if (!stopped && adapter !== undefined) {
+          const current = yield* store.getTask(task.task_id)
+          const result = yield* adapter.reconcile(
+            Option.match(current, {
+              onNone: (): RecordedTurn => ({ taskId: task.task_id, sessionId: null, turnId: null }),
+              onSome: recordedTurn
+            })
+          )
+          stopped = result.providerActive === false
+        }
+        if (stopped) yield* clearGuardOf(task.workdir_slot, task.task_id)
+      })
 
     /** Keep the guard's native ids current, so a restart can reconcile the exact turn. */
     const updateGuard = (task: TaskRecord): Effect.Effect<void> =>
@@ -102,6 +124,6 @@ export class RecoveryGuards extends Effect.Service<RecoveryGuards>()("@serverfs/
         yield* leases.removeGuard(slot)
       })
 
-    return { clearGuardOf, publishScoped, updateGuard, reconcileForeign } as const
+    return { clearGuardOf, publishScoped, adoptScoped, updateGuard, reconcileForeign } as const
   })
 }) {}

@@ -99,7 +99,13 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("@serverfs/bridge/T
         })
     })
 
-    const sinkFor = (task: TaskRecord, liveTask: LiveTask, redaction: HostPathRedaction): TurnSink => ({
+    /** `interact`: how an interaction reaches the human (a restart's re-attach re-binds a replay). */
+    const sinkFor = (
+      task: TaskRecord,
+      liveTask: LiveTask,
+      redaction: HostPathRedaction,
+      interact: InteractionBroker["interact"] = broker.interact
+    ): TurnSink => ({
       // Not awaited: the provider's stream goes on while the writer commits (see EventWriter).
       event: (eventType, payload) =>
         Effect.zipLeft(events.enqueue(task.task_id, eventType, redaction.record(payload)), fairness),
@@ -110,7 +116,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("@serverfs/bridge/T
         Effect.flatMap(
           Effect.orDie(Schema.decodeUnknown(ApprovalPayload)(redaction.value(payload), keep)),
           (redacted) =>
-            Effect.flatMap(broker.interact(task, liveTask, "approval", redacted), (resolution) =>
+            Effect.flatMap(interact(task, liveTask, "approval", redacted), (resolution) =>
               Schema.is(ApprovalResolution)(resolution)
                 ? Effect.succeed(resolution)
                 : Effect.dieMessage("an approval was resolved with a question's answers")
@@ -120,7 +126,7 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("@serverfs/bridge/T
         Effect.flatMap(
           Effect.orDie(Schema.decodeUnknown(QuestionPayload)(redaction.value(payload), keep)),
           (redacted) =>
-            Effect.flatMap(broker.interact(task, liveTask, "question", redacted), (resolution) =>
+            Effect.flatMap(interact(task, liveTask, "question", redacted), (resolution) =>
               Schema.is(QuestionResolution)(resolution)
                 ? Effect.succeed(resolution)
                 : Effect.dieMessage("a question was answered with an approval decision")
@@ -168,23 +174,26 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("@serverfs/bridge/T
      * turn interrupted by anything but a terminal move is the bridge stopping: BRIDGE_SHUTDOWN
      * (a no-op when cancel, a deadline or an expiry already ended it).
      */
-    const start = (turn: Turn) =>
-      live.add(turn.liveTask).pipe(
+    const start = (turn: Turn) => launch(turn.task, turn.liveTask, drive(turn))
+
+    /** `start` with another body (a restart's re-attach, Reattachment.ts). */
+    const launch = (task: TaskRecord, liveTask: LiveTask, body: Effect.Effect<void>) =>
+      live.add(liveTask).pipe(
         // Runs first when the scope closes: the task is no longer live (no steering, no stop).
-        Effect.zipRight(Scope.addFinalizer(turn.liveTask.scope, live.remove(turn.task.task_id))),
+        Effect.zipRight(Scope.addFinalizer(liveTask.scope, live.remove(task.task_id))),
         Effect.zipRight(
           live.run(
-            turn.task.task_id,
-            Effect.interruptible(drive(turn)).pipe(
+            task.task_id,
+            Effect.interruptible(body).pipe(
               Effect.onExit((exit) =>
                 Effect.zipRight(
                   Exit.isInterrupted(exit)
                     ? terminations.terminate(
-                        turn.task.task_id,
+                        task.task_id,
                         new BridgeShutdown({ message: "the bridge stopped during the task" })
                       )
                     : Effect.void,
-                  Scope.close(turn.liveTask.scope, exit)
+                  Scope.close(liveTask.scope, exit)
                 )
               )
             )
@@ -192,6 +201,6 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("@serverfs/bridge/T
         )
       )
 
-    return { start } as const
+    return { start, launch, sinkFor } as const
   })
 }) {}

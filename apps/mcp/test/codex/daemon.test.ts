@@ -86,7 +86,7 @@ describe("Codex through serverfs-mcp and the bridge (managed daemon)", () => {
         live_steer: true,
         interactive_approval: true,
         interactive_question: true,
-        in_flight_recovery: "session-resume"
+        in_flight_recovery: "native"
       }
     ])
     server.script({ type: "message", preamble: "Reading.", text: "The repo is tiny." })
@@ -96,7 +96,7 @@ describe("Codex through serverfs-mcp and the bridge (managed daemon)", () => {
     expect((task.manifest as { runtime: unknown }).runtime).toEqual({
       name: "codex",
       version: "0.171.0",
-      in_flight_recovery: "session-resume"
+      in_flight_recovery: "native"
     })
     const events = await readAllEvents(stack.client, taskId)
     expect(events.filter((e) => e.event_type === "agent.message").map((e) => e.payload.text)).toEqual([

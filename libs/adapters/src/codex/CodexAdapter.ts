@@ -6,6 +6,7 @@ import { makeCodexCli } from "./CodexCli.js"
 import { makeCodexProbe } from "./CodexProbe.js"
 import { reconnectWindow } from "./CodexReattach.js"
 import { makeCodexReconcile } from "./CodexReconcile.js"
+import { codexInFlightRecovery, makeCodexRestartReattach } from "./CodexRestartAttach.js"
 import { makeCodexRun } from "./CodexTurn.js"
 import { makeCodexTurns } from "./CodexTurns.js"
 
@@ -15,7 +16,7 @@ import { makeCodexTurns } from "./CodexTurns.js"
  * `CodexTransport` (the managed daemon's control socket, or a stdio child). Split along the
  * protocol: CodexCli (CLI and daemon lifecycle), CodexProbe, CodexTurn (the turn),
  * CodexServerRequests (approvals and questions), CodexReattach (a lost daemon connection),
- * CodexReconcile (after a restart). This file assembles them, with steer and cancel.
+ * CodexReconcile and CodexRestartAttach (after a bridge restart). This file assembles them, with steer and cancel.
  *
  * Native mode: no sandbox, approval-policy or config override, no rewriting of Codex files, no
  * credentials copied; whatever Codex's own configuration decides is relayed (approvals,
@@ -120,18 +121,20 @@ const make = (options: CodexAdapterOptions) =>
       )
     yield* Effect.addFinalizer(close)
 
+    const run = makeCodexRun({
+      cli,
+      turns,
+      transport: options.transport,
+      reconnectWindow: reconnectWindow(options.reconnectWindowSeconds),
+      collaborationMode: options.collaborationMode,
+      relayScope: scope
+    })
     const adapter: ProviderAdapter = {
       name: "codex",
-      inFlightRecovery: "session-resume",
+      inFlightRecovery: codexInFlightRecovery(options.transport),
       probe: makeCodexProbe(cli, options),
-      run: makeCodexRun({
-        cli,
-        turns,
-        transport: options.transport,
-        reconnectWindow: reconnectWindow(options.reconnectWindowSeconds),
-        collaborationMode: options.collaborationMode,
-        relayScope: scope
-      }),
+      run,
+      reattach: makeCodexRestartReattach(options.transport, run),
       steer,
       cancel,
       reconcile: makeCodexReconcile(cli, turns),

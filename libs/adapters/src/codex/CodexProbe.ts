@@ -1,6 +1,7 @@
 import type { RuntimeInfo } from "@serverfs/domain"
 import { Effect } from "effect"
 import type { CodexCli } from "./CodexCli.js"
+import { codexInFlightRecovery } from "./CodexRestartAttach.js"
 import { controlSocketExists } from "./CodexTransport.js"
 import { CODEX_PROTOCOL_VERSION } from "./protocol/Version.js"
 
@@ -33,28 +34,37 @@ const UNRUNNABLE = "the codex binary could not be run"
 
 export const makeCodexProbe =
   (cli: CodexCli, options: { readonly transport: "daemon" | "stdio"; readonly autostart: boolean }) =>
-  (): Effect.Effect<RuntimeInfo> => {
-    if (options.transport === "stdio") {
-      return cli.cliVersion.pipe(
-        Effect.map((version) => info(true, version, mismatch(version))),
-        Effect.catchTag("CodexUnavailable", () => Effect.succeed(info(false, null, UNRUNNABLE)))
-      )
-    }
-    if (!controlSocketExists(cli.socketPath)) {
-      return options.autostart
-        ? cli.cliVersion.pipe(
-            Effect.map((version) =>
-              info(true, version, "the Codex daemon is not running; the first task starts it (autostart)")
-            ),
-            Effect.catchTag("CodexUnavailable", () => Effect.succeed(info(false, null, UNRUNNABLE)))
-          )
-        : Effect.succeed(info(false, null, "the Codex app-server daemon is not running"))
-    }
-    return Effect.scoped(cli.connect).pipe(
-      Effect.map((connection) => {
-        const version = userAgentVersion(connection.userAgent)
-        return info(true, version, mismatch(version))
-      }),
-      Effect.catchTag("CodexUnavailable", (e) => Effect.succeed(info(false, null, e.reason)))
+  (): Effect.Effect<RuntimeInfo> =>
+    Effect.map(probeWith(cli, options), (info) => ({
+      ...info,
+      in_flight_recovery: codexInFlightRecovery(options.transport)
+    }))
+
+const probeWith = (
+  cli: CodexCli,
+  options: { readonly transport: "daemon" | "stdio"; readonly autostart: boolean }
+): Effect.Effect<RuntimeInfo> => {
+  if (options.transport === "stdio") {
+    return cli.cliVersion.pipe(
+      Effect.map((version) => info(true, version, mismatch(version))),
+      Effect.catchTag("CodexUnavailable", () => Effect.succeed(info(false, null, UNRUNNABLE)))
     )
   }
+  if (!controlSocketExists(cli.socketPath)) {
+    return options.autostart
+      ? cli.cliVersion.pipe(
+          Effect.map((version) =>
+            info(true, version, "the Codex daemon is not running; the first task starts it (autostart)")
+          ),
+          Effect.catchTag("CodexUnavailable", () => Effect.succeed(info(false, null, UNRUNNABLE)))
+        )
+      : Effect.succeed(info(false, null, "the Codex app-server daemon is not running"))
+  }
+  return Effect.scoped(cli.connect).pipe(
+    Effect.map((connection) => {
+      const version = userAgentVersion(connection.userAgent)
+      return info(true, version, mismatch(version))
+    }),
+    Effect.catchTag("CodexUnavailable", (e) => Effect.succeed(info(false, null, e.reason)))
+  )
+}

@@ -4,7 +4,8 @@ import type { CodexCli } from "./CodexCli.js"
 import type { CodexTurns } from "./CodexTurns.js"
 
 /**
- * bridge-internals §10 for Codex: a turn this process still drives is live; a task whose turn
+ * bridge-internals §10 for Codex: a turn this process still drives is live (REATTACHED when it
+ * is a previous process's turn re-attached after a restart, CodexRestartAttach); a task whose turn
  * was never sent is proven stopped; otherwise the recorded thread is read from Codex — active
  * means the old turn may still act, anything else that the session can be resumed.
  */
@@ -14,6 +15,14 @@ export const makeCodexReconcile =
     Effect.suspend((): Effect.Effect<ReconcileResult> => {
       const live = turns.active.get(recorded.taskId)
       if (live !== undefined && !live.done) {
+        // A turn of the previous bridge process this one proved live and follows again.
+        if (live.reattached) {
+          return Effect.succeed({
+            status: "REATTACHED",
+            providerActive: true,
+            detail: "the Codex turn survived the restart and is followed again"
+          })
+        }
         return Effect.succeed({
           status: "UNKNOWN",
           providerActive: true,

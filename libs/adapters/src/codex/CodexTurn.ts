@@ -20,6 +20,7 @@ import {
   turnFailure
 } from "./CodexMapping.js"
 import { reattach } from "./CodexReattach.js"
+import { attachAfterRestart, type RestartAttach } from "./CodexRestartAttach.js"
 import { makeServerRequests } from "./CodexServerRequests.js"
 import type { CodexConnection, Incoming, Notification, RequestError } from "./CodexTransport.js"
 import { CONTINUE, type CodexTurns, type Signal } from "./CodexTurns.js"
@@ -51,7 +52,7 @@ const FINAL_INTERRUPT = "5 seconds"
 
 export const makeCodexRun =
   (deps: TurnDeps) =>
-  (request: TurnRequest, sink: TurnSink): Effect.Effect<TurnOutcome, AgentError> =>
+  (request: TurnRequest, sink: TurnSink, attach?: RestartAttach): Effect.Effect<TurnOutcome, AgentError> =>
     Effect.scoped(
       Effect.gen(function* () {
         if (request.profile !== "workspace-write") {
@@ -71,7 +72,10 @@ export const makeCodexRun =
         const followed = yield* Effect.acquireRelease(
           // Interruptible (an acquire is not by default): a cancel during the connect or the
           // daemon's autostart stops it; openOwned releases what it had opened.
-          Effect.interruptible(deps.cli.openOwned(deps.cli.connectForTask)).pipe(
+          // A turn of a previous process is only followed on the daemon that runs it: never autostarted.
+          Effect.interruptible(
+            deps.cli.openOwned(attach === undefined ? deps.cli.connectForTask : deps.cli.connect)
+          ).pipe(
             Effect.map((current): { current: OwnedConnection } => ({ current })),
             Effect.mapError((e) => new AgentRuntimeNotReady({ message: redaction.message(e.reason) }))
           ),
@@ -130,22 +134,30 @@ export const makeCodexRun =
         // Released before the connection: relays still waiting are stopped (their requests go stale).
         yield* Effect.addFinalizer(() => requests.interruptAll)
 
-        deps.turns.remember(request.taskId, "turn-sent")
-        const started = yield* connection()
-          .request("turn/start", {
-            threadId,
-            input: [{ type: "text", text: request.prompt, text_elements: [] }],
-            cwd: request.cwd,
-            ...(deps.collaborationMode === "plan"
-              ? {
-                  collaborationMode: {
-                    mode: "plan",
-                    settings: { model: threadModel, reasoning_effort: null, developer_instructions: null }
-                  }
-                }
-              : {})
-          })
-          .pipe(Effect.mapError(failure("turn/start")))
+        // A restart's re-attach follows the recorded turn (CodexRestartAttach): no turn/start.
+        if (attach === undefined) deps.turns.remember(request.taskId, "turn-sent")
+        const started =
+          attach !== undefined
+            ? { turn: { id: attach.turnId } }
+            : yield* connection()
+                .request("turn/start", {
+                  threadId,
+                  input: [{ type: "text", text: request.prompt, text_elements: [] }],
+                  cwd: request.cwd,
+                  ...(deps.collaborationMode === "plan"
+                    ? {
+                        collaborationMode: {
+                          mode: "plan",
+                          settings: {
+                            model: threadModel,
+                            reasoning_effort: null,
+                            developer_instructions: null
+                          }
+                        }
+                      }
+                    : {})
+                })
+                .pipe(Effect.mapError(failure("turn/start")))
         const turnId = started.turn.id
         turn.turnId = turnId
         // Released first: a turn that may still run is asked to stop (bounded, best effort).
@@ -156,8 +168,10 @@ export const makeCodexRun =
                 .request("turn/interrupt", { threadId, turnId })
                 .pipe(Effect.timeout(FINAL_INTERRUPT), Effect.ignore)
         )
-        yield* sink.nativeIds({ turnId })
-        yield* sink.event("turn.started", request.resume === null ? {} : { continued: true })
+        if (attach === undefined) {
+          yield* sink.nativeIds({ turnId })
+          yield* sink.event("turn.started", request.resume === null ? {} : { continued: true })
+        }
         if (turn.cancelRequested) {
           yield* connection().request("turn/interrupt", { threadId, turnId }).pipe(Effect.ignore)
         }
@@ -226,7 +240,19 @@ export const makeCodexRun =
         }
 
         // ---- the loop -------------------------------------------------------------------------
-        const queued: Array<Signal> = []
+        const queued: Array<Signal> =
+          attach === undefined
+            ? []
+            : [
+                ...(yield* attachAfterRestart({
+                  attach,
+                  turn,
+                  sink,
+                  connection: connection(),
+                  threadId,
+                  dispatch
+                }))
+              ]
         let outcome: Turn | undefined
         while (outcome === undefined) {
           const on = connection()

@@ -18,6 +18,8 @@ export interface ActiveTurn {
   done: boolean
   /** The daemon lost the turn: leave the pending ServerFS request for the bridge to settle. */
   lost: boolean
+  /** A turn of a previous bridge process, proven live and followed again here (REATTACHED). */
+  reattached: boolean
   /**
    * Done when the bridge's `cancel` reached this turn. The bridge commits the task's terminal
    * state before it tells the provider to stop (cancel, deadline, expired interaction), so after
@@ -60,6 +62,7 @@ export const makeCodexTurns = (): CodexTurns => {
         cancelRequested: false,
         done: false,
         lost: false,
+        reattached: false,
         stopSignalled
       }
       active.set(taskId, turn)

@@ -176,6 +176,9 @@ export const makeScriptedAdapter = (): Effect.Effect<ProviderAdapter> =>
         }),
       // The bridge interrupts the turn's fiber; the scripted runtime has nothing else to stop.
       cancel: () => Effect.void,
+      // Its turns run inside the bridge process and die with it: nothing to re-attach, ever.
+      reattach: () =>
+        Effect.fail(providerError("the scripted runtime cannot re-attach a turn after a restart")),
       reconcile: (turn) =>
         Effect.sync(() => {
           if (active.has(turn.taskId)) {

@@ -5,7 +5,8 @@
  * the CLI into the CODEX_HOME); it is started by the adapter's autostart in the first test, and
  * killed with its updater loop and sockets at the end.
  *
- * Recovery, as advertised (`in_flight_recovery: "session-resume"`):
+ * Recovery, as advertised (`in_flight_recovery: "native"` on the daemon; the bridge restart
+ * itself is proven end to end in apps/mcp/test/codex/restart.test.ts):
  * - the bridge's connection drops while the daemon lives → the adapter reconnects, resumes the
  *   thread and the daemon replays the pending approval, which stays the SAME ServerFS request;
  * - the daemon is killed and restarted mid-approval → Codex itself reports the turn interrupted
@@ -120,7 +121,7 @@ describe("Codex over the managed daemon", () => {
         live_steer: true,
         interactive_approval: true,
         interactive_question: true,
-        in_flight_recovery: "session-resume"
+        in_flight_recovery: "native"
       })
     })
   )

@@ -48,7 +48,9 @@ export const RecoveryOutcome = Schema.Literal(
   "timed_out",
   "guard_cleared",
   "guard_kept",
-  "reconcile_failed"
+  "reconcile_failed",
+  // The task's live provider turn was re-attached (bridge-internals §10 REATTACHED): it goes on.
+  "reattached"
 )
 export type RecoveryOutcome = typeof RecoveryOutcome.Type
 
