@@ -21,6 +21,8 @@ export {
 } from "./fake/ScriptedCommand.js"
 export {
   InteractionEnded,
+  ModelDiscoveryFailed,
+  type ModelListing,
   type NormalizedEvent,
   type ProviderAdapter,
   ProviderAdapterTag,

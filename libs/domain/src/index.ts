@@ -99,6 +99,25 @@ export {
   sha256Hex
 } from "./agent/Manifest.js"
 export {
+  boundedCatalog,
+  boundedModel,
+  boundedText,
+  fitsUtf8Bytes,
+  MAX_MODEL_DESCRIPTION_BYTES,
+  MAX_MODEL_ITEM_BYTES,
+  MAX_MODEL_LIST_ITEMS,
+  MAX_MODEL_NAME_BYTES,
+  MAX_MODELS,
+  ModelAdvice,
+  ModelCatalog,
+  ModelDiscovery,
+  ModelEntry,
+  ModelReasoning,
+  ModelScope,
+  ModelStatus,
+  RuntimeModelsResult
+} from "./agent/Models.js"
+export {
   InFlightRecovery,
   Profile,
   profileRank,
@@ -282,6 +301,8 @@ export {
   ResultReadResult,
   RuntimeListParams,
   RuntimeListResult,
+  RuntimeModelsErrors,
+  RuntimeModelsParams,
   SubmitErrors,
   SubmitParams,
   SubmitResult,
@@ -309,6 +330,7 @@ export {
 export { errorFromWire, errorToWire, WireError } from "./rpc/WireError.js"
 export {
   AnswerAgentQuestionInput,
+  ListAgentModelsInput,
   ListAgentRuntimesInput,
   QuestionAnswerInput,
   ReadAgentTaskEventsInput,
