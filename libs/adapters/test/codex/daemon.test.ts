@@ -98,7 +98,9 @@ describe("Codex over the managed daemon", () => {
         live_steer: true,
         interactive_approval: true,
         interactive_question: true,
-        in_flight_recovery: "session-resume"
+        in_flight_recovery: "session-resume",
+        model_override: true,
+        model_discovery: "runtime_catalog"
       })
     })
   )
