@@ -33,6 +33,7 @@ const FILESYSTEM_TOOLS = [
 ]
 const AGENT_TOOLS = [
   "list_agent_runtimes",
+  "list_agent_models",
   "submit_agent_task",
   "get_agent_task",
   "read_agent_task_events",
