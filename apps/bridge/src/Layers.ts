@@ -12,11 +12,13 @@ import { OperatorQueries } from "./operator/OperatorQueries.js"
 import { RuntimeRegistry } from "./RuntimeRegistry.js"
 import { InteractionBroker } from "./tasks/InteractionBroker.js"
 import { LiveTaskRegistry } from "./tasks/LiveTasks.js"
+import { ModelCatalogs } from "./tasks/ModelCatalogs.js"
 import { Reattachment } from "./tasks/Reattachment.js"
 import { Recovery } from "./tasks/Recovery.js"
 import { RecoveryGuards } from "./tasks/RecoveryGuards.js"
 import { ResultPublisher } from "./tasks/ResultPublisher.js"
 import { Retention } from "./tasks/Retention.js"
+import { RuntimeModels } from "./tasks/RuntimeModels.js"
 import { Submission } from "./tasks/Submission.js"
 import { TaskControl } from "./tasks/TaskControl.js"
 import { TaskEvents } from "./tasks/TaskEvents.js"
@@ -35,6 +37,8 @@ import { TurnRunner } from "./tasks/TurnRunner.js"
 const TaskPlaneServices = TaskService.Default.pipe(
   Layer.provideMerge(OperatorQueries.Default),
   Layer.provideMerge(Submission.Default),
+  Layer.provideMerge(RuntimeModels.Default),
+  Layer.provideMerge(ModelCatalogs.Default),
   Layer.provideMerge(Recovery.Default),
   Layer.provideMerge(Reattachment.Default),
   Layer.provideMerge(TurnRunner.Default),

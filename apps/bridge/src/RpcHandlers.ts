@@ -11,6 +11,7 @@ import type { TaskService } from "./tasks/TaskService.js"
  */
 export const bridgeHandlers = (tasks: TaskService): BridgeHandlers => ({
   "runtime.list": () => tasks.runtimes().pipe(withinContract("runtime.list")),
+  "runtime.models": (p) => tasks.models(p).pipe(withinContract("runtime.models")),
   "task.submit": (p) => tasks.submit(p).pipe(withinContract("task.submit")),
   "task.get": (p) => tasks.get(p.task_id).pipe(withinContract("task.get")),
   "task.events": (p) =>

@@ -172,8 +172,8 @@ describe("server_info over stdio", () => {
     expect(agents.info.catalog.marker).not.toBe(ro.info.catalog.marker)
     expect(describedMarker(agents.tools)).toBe(agents.info.catalog.marker)
     expect(agents.info.catalog).toMatchObject({
-      tool_count: 21,
-      counts: { read: 6, mutation: 5, binary: 0, agent: 9, server: 1 }
+      tool_count: 22,
+      counts: { read: 6, mutation: 5, binary: 0, agent: 10, server: 1 }
     })
     const again = await observe(withAgents(1))
     expect(again.info.catalog.marker).toBe(agents.info.catalog.marker)

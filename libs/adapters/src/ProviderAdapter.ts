@@ -3,6 +3,7 @@ import type {
   ApprovalPayload,
   ApprovalResolution,
   InFlightRecovery,
+  ModelCatalog,
   Profile,
   QuestionPayload,
   QuestionResolution,
@@ -125,6 +126,22 @@ export interface AttachProof {
   readonly replayed: number
 }
 
+/**
+ * A runtime's model list (bridge-internals §7 "Model discovery"): the normalized catalog a client
+ * sees, and the model names a submit may use. The two differ where the provider accepts names
+ * its list does not show as ids — Claude Code lists aliases (`opus`) and resolves each to a
+ * model id (`claude-opus-…`); both are accepted.
+ */
+export interface ModelListing {
+  readonly catalog: ModelCatalog
+  readonly accepted: ReadonlySet<string>
+}
+
+/** Discovery did not produce a list (no connection, a refused request, an empty answer). */
+export class ModelDiscoveryFailed extends Data.TaggedError("ModelDiscoveryFailed")<{
+  readonly reason: string
+}> {}
+
 export interface ProviderAdapter {
   readonly name: RuntimeName
   readonly inFlightRecovery: InFlightRecovery
@@ -150,6 +167,12 @@ export interface ProviderAdapter {
   ) => Effect.Effect<TurnOutcome, AgentError>
   /** After a restart: is the recorded turn still live, resumable, or proven stopped? */
   readonly reconcile: (turn: RecordedTurn) => Effect.Effect<ReconcileResult>
+  /**
+   * The runtime's models, without starting an inference turn (bridge-internals §8). Absent: the
+   * runtime lists none (runtime.models answers `unsupported`). The caller bounds the time and
+   * bounds the catalog again (libs/domain Models.ts).
+   */
+  readonly listModels?: () => Effect.Effect<ModelListing, ModelDiscoveryFailed>
   /**
    * Stop what the adapter still runs (bounded, best effort). An adapter built with its `make`
    * does this when its scope closes; calling it as well is harmless.

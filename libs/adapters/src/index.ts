@@ -22,6 +22,8 @@ export {
 export type { AttachProof, ReattachRequest } from "./ProviderAdapter.js"
 export {
   InteractionEnded,
+  ModelDiscoveryFailed,
+  type ModelListing,
   type NormalizedEvent,
   type ProviderAdapter,
   ProviderAdapterTag,

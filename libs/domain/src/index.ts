@@ -115,6 +115,25 @@ export {
   sha256Hex
 } from "./agent/Manifest.js"
 export {
+  boundedCatalog,
+  boundedModel,
+  boundedText,
+  fitsUtf8Bytes,
+  MAX_MODEL_DESCRIPTION_BYTES,
+  MAX_MODEL_ITEM_BYTES,
+  MAX_MODEL_LIST_ITEMS,
+  MAX_MODEL_NAME_BYTES,
+  MAX_MODELS,
+  ModelAdvice,
+  ModelCatalog,
+  ModelDiscovery,
+  ModelEntry,
+  ModelReasoning,
+  ModelScope,
+  ModelStatus,
+  RuntimeModelsResult
+} from "./agent/Models.js"
+export {
   InFlightRecovery,
   Profile,
   profileRank,
@@ -298,6 +317,8 @@ export {
   ResultReadResult,
   RuntimeListParams,
   RuntimeListResult,
+  RuntimeModelsErrors,
+  RuntimeModelsParams,
   SubmitErrors,
   SubmitParams,
   SubmitResult,
@@ -325,6 +346,7 @@ export {
 export { errorFromWire, errorToWire, WireError } from "./rpc/WireError.js"
 export {
   AnswerAgentQuestionInput,
+  ListAgentModelsInput,
   ListAgentRuntimesInput,
   QuestionAnswerInput,
   ReadAgentTaskEventsInput,

@@ -12,6 +12,7 @@ import { SAMPLE_RESULTS } from "./fixtures.js"
 
 const handlers: BridgeHandlers = {
   "runtime.list": () => Effect.succeed(SAMPLE_RESULTS["runtime.list"]),
+  "runtime.models": () => Effect.succeed(SAMPLE_RESULTS["runtime.models"]),
   "task.submit": () => Effect.fail(new WorkdirBusy({ workdir: "wd" })),
   "task.get": (p) => {
     const id: TaskId = p.task_id

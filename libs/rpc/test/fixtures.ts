@@ -9,6 +9,7 @@ import type { RpcHandler } from "../src/index.js"
 /** Sample params for every method, in their wire form. */
 export const SAMPLE_PARAMS: { readonly [M in BridgeMethod]: MethodParams<M> } = {
   "runtime.list": {},
+  "runtime.models": { runtime: "codex", workdir: "wd", task_prompt: "explain the build" },
   "task.submit": {
     runtime: "codex",
     workdir: "wd",
@@ -118,10 +119,29 @@ export const SAMPLE_RESULTS: { readonly [M in BridgeMethod]: MethodResult<M> } =
         live_steer: true,
         interactive_approval: true,
         interactive_question: true,
-        in_flight_recovery: "session-resume"
+        in_flight_recovery: "session-resume",
+        model_override: true,
+        model_discovery: "runtime_catalog"
       },
       { name: "claude", available: false }
     ]
+  },
+  "runtime.models": {
+    runtime: "codex",
+    status: "ok",
+    scope: "runtime_catalog",
+    source: "codex_app_server",
+    models: [
+      {
+        id: "gpt-5",
+        display_name: "GPT-5",
+        enabled: true,
+        is_default: true,
+        hidden: false,
+        reasoning: { supported: ["low", "high"], default: "low" }
+      }
+    ],
+    model_advice: { status: "disabled", automatic: false }
   },
   "task.submit": { task_id: "agt_1", status: "queued", correlation_id: "corr-1", idempotency_key: null },
   "task.get": taskView,

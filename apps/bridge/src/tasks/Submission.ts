@@ -27,6 +27,7 @@ import { BridgeLeases } from "../leases/BridgeLeases.js"
 import { RuntimeRegistry } from "../RuntimeRegistry.js"
 import { newLiveTask } from "./LiveTasks.js"
 import { buildManifest } from "./ManifestBuilder.js"
+import { ModelCatalogs } from "./ModelCatalogs.js"
 import { RecoveryGuards } from "./RecoveryGuards.js"
 import { Retention } from "./Retention.js"
 import { checkCorrelationId, checkIdempotencyKey, checkModel, requestFingerprint } from "./SubmitChecks.js"
@@ -58,6 +59,7 @@ export class Submission extends Effect.Service<Submission>()("@serverfs/bridge/S
     const control = yield* TaskControl
     const turns = yield* TurnRunner
     const observations = yield* TaskObservations
+    const catalogs = yield* ModelCatalogs
     const submitLock = yield* Effect.makeSemaphore(1)
 
     const authorize = (params: SubmitParams, profile: "review" | "workspace-write") =>
@@ -159,6 +161,8 @@ export class Submission extends Effect.Service<Submission>()("@serverfs/bridge/S
             } satisfies RuntimeInfo)
           )
         )
+        // A requested model must be one the runtime lists, where it lists any (v0.9).
+        if (model !== null) yield* catalogs.checkRequested(adapter, runtime, model)
 
         const now = yield* Clock.currentTimeMillis
         const deadlineAt = DateTime.formatIso(DateTime.unsafeMake(now + settings.taskTimeoutSeconds * 1000))

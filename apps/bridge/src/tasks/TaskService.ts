@@ -6,6 +6,7 @@ import { RuntimeRegistry } from "../RuntimeRegistry.js"
 import { InteractionBroker } from "./InteractionBroker.js"
 import { Recovery } from "./Recovery.js"
 import { Retention } from "./Retention.js"
+import { RuntimeModels } from "./RuntimeModels.js"
 import { Submission } from "./Submission.js"
 import { TaskControl } from "./TaskControl.js"
 import { TaskQueries } from "./TaskQueries.js"
@@ -30,6 +31,7 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
     const feed = yield* TaskStatusFeed
     const diagnostics = yield* BridgeDiagnostics
     const operator = yield* OperatorQueries
+    const runtimeModels = yield* RuntimeModels
 
     return {
       submit: submission.submit,
@@ -52,6 +54,8 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
       cancel: control.cancel,
       runtimes: () =>
         Effect.map(registry.list(), (list): { runtimes: Array<RuntimeInfo> } => ({ runtimes: [...list] })),
+      /** runtime.models (v0.9): a runtime's models, and advice mode's checks. */
+      models: runtimeModels.models,
       collectGarbage: retention.collectGarbage,
       reconcileAtStartup: recovery.reconcileAtStartup,
       /** Every status change from the moment of subscription (tests and long polling wait on it). */

@@ -1,7 +1,10 @@
 import {
+  AgentRuntimeNotAllowed,
   AnswerAgentQuestionInput,
   CancelResult,
   EventsResult,
+  InvalidRequest,
+  ListAgentModelsInput,
   ListAgentRuntimesInput,
   MessageResult,
   ReadAgentTaskEventsInput,
@@ -10,6 +13,7 @@ import {
   RespondAgentApprovalInput,
   ResultReadResult,
   RuntimeListResult,
+  RuntimeModelsResult,
   SendAgentMessageInput,
   SubmitAgentTaskInput,
   SubmitResult,
@@ -25,7 +29,7 @@ import { Effect } from "effect"
 import { type AnyTool, defineTool, type ToolAnnotations } from "../ToolDefinition.js"
 
 /**
- * The nine agent tools (tool-contracts §8, spec v0.3 §13, v0.7). The MCP process holds no
+ * The ten agent tools (tool-contracts §8, spec v0.3 §13, v0.7). The MCP process holds no
  * provider code and no provider credential: each tool is a thin client of the bridge's RPC.
  * Submission is authorized locally first — workdir, Agent mode, runtime, profile, and the start
  * directory through the same policy and descriptor walk as every read — and nothing is sent
@@ -61,7 +65,7 @@ export const agentTools = (context: AgentToolContext): ReadonlyArray<AnyTool> =>
 
   // The one submit rule (libs/policy) and the start directory's walk (libs/workspace), as the
   // bridge checks them too; the walk's filesystem errors are reported as they are.
-  const authorizeSubmit = (input: SubmitAgentTaskInput) =>
+  const authorizeSubmit = (input: Pick<SubmitAgentTaskInput, "workdir" | "runtime" | "profile" | "path">) =>
     Effect.gen(function* () {
       const workdir = yield* context.workdir(input.workdir)
       yield* authorizeSubmission(workdir, input)
@@ -93,6 +97,53 @@ export const agentTools = (context: AgentToolContext): ReadonlyArray<AnyTool> =>
                 .map((r) => (r.available ? r : { name: r.name, available: false }))
             })),
       audit: (_input, output) => ({ returned: output.runtimes.length }),
+      unexpected: "AGENT_BRIDGE_ERROR"
+    }),
+    defineTool({
+      name: "list_agent_models",
+      title: "List an agent runtime's models",
+      description:
+        "List the models a coding-agent runtime offers (Codex's model catalog, Claude Code's models for the signed-in account): id, display name, default, hidden, reasoning levels. status is ok, unsupported (the runtime lists none) or unavailable. Any listed id can be passed as submit_agent_task's model. With workdir and task_prompt (advice mode) the submission's checks run first and model_advice is returned (no advisor is configured: disabled). Starts no task.",
+      annotations: READ,
+      input: ListAgentModelsInput,
+      output: RuntimeModelsResult,
+      run: (input) =>
+        Effect.gen(function* () {
+          const advice =
+            input.workdir !== null ||
+            input.task_prompt !== null ||
+            input.path !== "" ||
+            input.profile !== "workspace-write"
+          if (!advice) {
+            // Discovery alone: only for a runtime some workdir allowlists (no workdir to name it by).
+            if (!visible.has(input.runtime)) {
+              return yield* new AgentRuntimeNotAllowed({
+                message: `runtime '${input.runtime}' is not allowed on any workdir`
+              })
+            }
+            return yield* client.call("runtime.models", { runtime: input.runtime })
+          }
+          if (input.workdir === null || input.task_prompt === null) {
+            return yield* new InvalidRequest({
+              message: "advice mode needs both workdir and task_prompt (path and profile only with them)"
+            })
+          }
+          // The submission's own authorization, locally first, as for submit_agent_task.
+          const path = yield* authorizeSubmit({ ...input, workdir: input.workdir })
+          return yield* client.call("runtime.models", {
+            runtime: input.runtime,
+            workdir: input.workdir,
+            task_prompt: input.task_prompt,
+            path,
+            profile: input.profile
+          })
+        }),
+      audit: (input, output) => ({
+        runtime: input.runtime,
+        status: output.status,
+        returned: output.models.length,
+        ...(output.model_advice === undefined ? {} : { advice: output.model_advice.status })
+      }),
       unexpected: "AGENT_BRIDGE_ERROR"
     }),
     defineTool({

@@ -151,6 +151,7 @@ describe("local authorization of submit_agent_task", () => {
     const calls: ReadonlyArray<readonly [string, Record<string, unknown>]> = [
       ["submit_agent_task", submitArgs({})],
       ["list_agent_runtimes", {}],
+      ["list_agent_models", { runtime: "fake" }],
       ["get_agent_task", { task_id: taskId }],
       ["read_agent_task_events", { task_id: taskId }],
       ["read_agent_task_result", { task_id: taskId }],

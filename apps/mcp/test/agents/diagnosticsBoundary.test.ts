@@ -12,7 +12,7 @@ import { call, ok } from "./support.js"
  * offers no diagnostics, metrics, lease or recovery tool, resource or prompt, and — whatever its
  * agent tools are asked — never calls the bridge's operator methods. The second half is measured,
  * not grepped: serverfs-mcp talks to the real bridge through a recording proxy socket that logs
- * the method of every request it forwards, while a client drives all nine agent tools.
+ * the method of every request it forwards, while a client drives all ten agent tools.
  */
 
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 })
@@ -33,6 +33,7 @@ const FILESYSTEM_TOOLS = [
 ]
 const AGENT_TOOLS = [
   "list_agent_runtimes",
+  "list_agent_models",
   "submit_agent_task",
   "get_agent_task",
   "read_agent_task_events",
@@ -105,12 +106,13 @@ describe("serverfs-mcp and the operator plane", () => {
     expect(client.getServerCapabilities()?.prompts).toBeUndefined()
   })
 
-  it("drives all nine agent tools through a recording proxy: only task methods reach the bridge, never an operator method", async () => {
+  it("drives all ten agent tools through a recording proxy: only task methods reach the bridge, never an operator method", async () => {
     const mcp = await stack.startMcp({
       SERVERFS_AGENT_BRIDGE_SOCKET: path.join(stack.tree.base, "proxy", "bridge.sock")
     })
     const client = mcp.client
     await ok(client, "list_agent_runtimes")
+    await ok(client, "list_agent_models", { runtime: "fake" })
     const submitted = await ok(client, "submit_agent_task", {
       runtime: "fake",
       workdir: "main",
@@ -152,6 +154,7 @@ describe("serverfs-mcp and the operator plane", () => {
     // The proxy saw the traffic (so the check below can fail) ...
     for (const method of [
       "runtime.list",
+      "runtime.models",
       "task.submit",
       "task.get",
       "task.events",

@@ -39,9 +39,10 @@ const write = (destructive: boolean, idempotent: boolean) => ({
   openWorldHint: true
 })
 
-/** The reference annotations of the nine agent tools (tool-contracts §1). */
+/** The reference annotations of the ten agent tools (tool-contracts §1). */
 const AGENT_ANNOTATIONS: Record<string, Record<string, boolean>> = {
   list_agent_runtimes: READ,
+  list_agent_models: READ,
   get_agent_task: READ,
   read_agent_task_events: READ,
   read_agent_task_result: READ,
@@ -80,7 +81,7 @@ const toolNames = async (env: Record<string, string>): Promise<ReadonlyArray<str
 }
 
 describe("agent tool registration", () => {
-  it("registers the nine agent tools, with the reference annotations, beside the eleven filesystem tools and server_info", async () => {
+  it("registers the ten agent tools, with the reference annotations, beside the eleven filesystem tools and server_info", async () => {
     const { tools } = await stack.client.listTools()
     expect(tools.map((t) => t.name).sort()).toEqual(
       [...FILESYSTEM_TOOLS, ...Object.keys(AGENT_ANNOTATIONS)].sort()
@@ -159,7 +160,9 @@ describe("list_agent_runtimes", () => {
       live_steer: true,
       interactive_approval: true,
       interactive_question: true,
-      in_flight_recovery: "none"
+      in_flight_recovery: "none",
+      model_override: true,
+      model_discovery: "runtime_catalog"
     })
     // Only names some workdir allowlists are ever shown.
     expect(runtimes.map((r) => r.name)).toEqual(["fake"])

@@ -55,7 +55,9 @@ describe("Claude through serverfs-mcp", () => {
         live_steer: false,
         interactive_approval: true,
         interactive_question: true,
-        in_flight_recovery: "session-resume"
+        in_flight_recovery: "session-resume",
+        model_override: true,
+        model_discovery: "current_account"
       }
     ])
   })

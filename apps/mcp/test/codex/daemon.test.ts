@@ -86,7 +86,9 @@ describe("Codex through serverfs-mcp and the bridge (managed daemon)", () => {
         live_steer: true,
         interactive_approval: true,
         interactive_question: true,
-        in_flight_recovery: "native"
+        in_flight_recovery: "native",
+        model_override: true,
+        model_discovery: "runtime_catalog"
       }
     ])
     server.script({ type: "message", preamble: "Reading.", text: "The repo is tiny." })

@@ -1,6 +1,7 @@
 import { type AgentError, AgentProviderError, AgentTaskNotActive, type RuntimeInfo } from "@serverfs/domain"
 import { type Config, Effect, FiberSet, Layer } from "effect"
 import { type ProviderAdapter, ProviderAdapterTag } from "../ProviderAdapter.js"
+import { makeClaudeListModels } from "./ClaudeModels.js"
 import {
   bundledExecutable,
   childEnvironment,
@@ -70,7 +71,9 @@ const make = (options: ClaudeAdapterOptions) =>
                   live_steer: false,
                   interactive_approval: true,
                   interactive_question: true,
-                  in_flight_recovery: "session-resume"
+                  in_flight_recovery: "session-resume",
+                  model_override: true,
+                  model_discovery: "current_account"
                 }
         )
       })
@@ -119,6 +122,7 @@ const make = (options: ClaudeAdapterOptions) =>
       steer,
       cancel,
       reconcile: makeClaudeReconcile(turns),
+      listModels: makeClaudeListModels({ executable, environment }),
       close
     }
     return adapter

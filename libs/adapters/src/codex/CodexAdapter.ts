@@ -3,6 +3,7 @@ import { type AgentError, AgentProviderError, AgentTaskNotActive } from "@server
 import { type Config, Deferred, Effect, Layer } from "effect"
 import { type ProviderAdapter, ProviderAdapterTag } from "../ProviderAdapter.js"
 import { makeCodexCli } from "./CodexCli.js"
+import { makeCodexListModels } from "./CodexModels.js"
 import { makeCodexProbe } from "./CodexProbe.js"
 import { reconnectWindow } from "./CodexReattach.js"
 import { makeCodexReconcile } from "./CodexReconcile.js"
@@ -138,6 +139,7 @@ const make = (options: CodexAdapterOptions) =>
       steer,
       cancel,
       reconcile: makeCodexReconcile(cli, turns),
+      listModels: makeCodexListModels(cli),
       close
     }
     return adapter

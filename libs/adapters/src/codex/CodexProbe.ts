@@ -18,6 +18,8 @@ const info = (available: boolean, version: string | null, detail?: string): Runt
   interactive_approval: true,
   interactive_question: true,
   in_flight_recovery: "session-resume",
+  model_override: true,
+  model_discovery: "runtime_catalog",
   ...(detail === undefined ? {} : { detail })
 })
 

@@ -12,6 +12,7 @@ import type { RequestId } from "./protocol/generated/RequestId.js"
 import type { ServerNotificationEnvelope } from "./protocol/generated/ServerNotificationEnvelope.js"
 import type { ServerRequest } from "./protocol/generated/ServerRequest.js"
 import type {
+  ModelListResponse,
   ThreadReadResponse,
   ThreadResumeResponse,
   ThreadStartResponse,
@@ -51,6 +52,7 @@ export interface ResponseOf {
   readonly "turn/start": TurnStartResponse
   readonly "turn/steer": TurnSteerResponse
   readonly "turn/interrupt": TurnInterruptResponse
+  readonly "model/list": ModelListResponse
 }
 export type UsedMethod = keyof ResponseOf & ClientMethod
 

@@ -13,6 +13,7 @@ import {
   type TurnSink
 } from "../ProviderAdapter.js"
 import { largeText, parseScript, type ScriptedCommand } from "./ScriptedCommand.js"
+import { listScriptedModels } from "./ScriptedModels.js"
 
 /**
  * The scripted runtime (`fake`): a deterministic stand-in for a provider, for the tests and the
@@ -147,8 +148,11 @@ export const makeScriptedAdapter = (): Effect.Effect<ProviderAdapter> =>
           live_steer: true,
           interactive_approval: true,
           interactive_question: true,
-          in_flight_recovery: "none"
+          in_flight_recovery: "none",
+          model_override: true,
+          model_discovery: "runtime_catalog"
         }),
+      listModels: listScriptedModels,
       run: (request, sink) =>
         Effect.gen(function* () {
           const commands = parseScript(request.prompt)

@@ -48,7 +48,9 @@ describe("Claude adapter: probe", () => {
       live_steer: false,
       interactive_approval: true,
       interactive_question: true,
-      in_flight_recovery: "session-resume"
+      in_flight_recovery: "session-resume",
+      model_override: true,
+      model_discovery: "current_account"
     })
     expect(fx.server.requests()).toEqual([])
     expect(fx.adapter.inFlightRecovery).toBe("session-resume")

@@ -121,7 +121,9 @@ describe("Codex over the managed daemon", () => {
         live_steer: true,
         interactive_approval: true,
         interactive_question: true,
-        in_flight_recovery: "native"
+        in_flight_recovery: "native",
+        model_override: true,
+        model_discovery: "runtime_catalog"
       })
     })
   )

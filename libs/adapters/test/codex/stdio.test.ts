@@ -52,7 +52,9 @@ describe("Codex over stdio", () => {
         live_steer: true,
         interactive_approval: true,
         interactive_question: true,
-        in_flight_recovery: "session-resume"
+        in_flight_recovery: "session-resume",
+        model_override: true,
+        model_discovery: "runtime_catalog"
       })
       expect(adapter.inFlightRecovery).toBe("session-resume")
       expect(server.requests()).toHaveLength(0)

@@ -1,4 +1,5 @@
 import { Schema } from "effect"
+import { ModelDiscovery } from "./Models.js"
 
 /** Runtime names and what a runtime can do (bridge-internals §2, spec v0.3 §20). */
 export const RuntimeName = Schema.Literal("codex", "claude", "fake")
@@ -20,6 +21,10 @@ export const RuntimeInfo = Schema.Struct({
   interactive_approval: Schema.optional(Schema.Boolean),
   interactive_question: Schema.optional(Schema.Boolean),
   in_flight_recovery: Schema.optional(InFlightRecovery),
+  /** v0.9: a task may name its model (submit's `model`). */
+  model_override: Schema.optional(Schema.Boolean),
+  /** v0.9: where runtime.models gets the list, or "unsupported". */
+  model_discovery: Schema.optional(ModelDiscovery),
   detail: Schema.optional(Schema.String)
 })
 export type RuntimeInfo = typeof RuntimeInfo.Type

@@ -35,6 +35,7 @@ import {
   WorkdirPathNotFound
 } from "../agent/AgentErrors.js"
 import { Answer } from "../agent/Interactions.js"
+import { RuntimeModelsResult } from "../agent/Models.js"
 import { RuntimeInfo } from "../agent/Runtime.js"
 import { TaskEvent } from "../agent/TaskEvent.js"
 import { TaskStatus } from "../agent/TaskState.js"
@@ -57,6 +58,16 @@ const OptionalText = Schema.optional(Schema.NullOr(Schema.String))
 
 export const RuntimeListParams = Schema.Struct({})
 export const RuntimeListResult = Schema.Struct({ runtimes: Schema.Array(RuntimeInfo) })
+
+/** v0.9 (bridge-internals §8): discovery with just `runtime`; advice mode with workdir + task_prompt. */
+export const RuntimeModelsParams = Schema.Struct({
+  runtime: Schema.String,
+  workdir: OptionalText,
+  task_prompt: OptionalText,
+  path: Schema.optional(Schema.String),
+  profile: Schema.optional(Schema.String)
+})
+export type RuntimeModelsParams = typeof RuntimeModelsParams.Type
 
 export const SubmitParams = Schema.Struct({
   runtime: Schema.String,
@@ -171,6 +182,18 @@ export const SubmitErrors = Schema.Union(
   AgentTaskLimitReached,
   AgentTaskExists
 )
+/** Discovery alone fails only for an unknown runtime; advice mode adds submit's authorization. */
+export const RuntimeModelsErrors = Schema.Union(
+  InvalidRequest,
+  AgentRuntimeUnavailable,
+  AgentPromptTooLarge,
+  AgentProfileNotAllowed,
+  WorkdirNotFound,
+  AgentDisabled,
+  AgentRuntimeNotAllowed,
+  InvalidWorkdirPath,
+  WorkdirPathNotFound
+)
 export const EventsErrors = Schema.Union(AgentTaskNotFound, InvalidLimit)
 export const ResultReadErrors = Schema.Union(
   AgentTaskNotFound,
@@ -198,6 +221,7 @@ export const MessageErrors = Schema.Union(
 /** Method name → its params, result and error schemas. */
 export const BRIDGE_METHODS = {
   "runtime.list": { params: RuntimeListParams, result: RuntimeListResult, errors: Schema.Never },
+  "runtime.models": { params: RuntimeModelsParams, result: RuntimeModelsResult, errors: RuntimeModelsErrors },
   "task.submit": { params: SubmitParams, result: SubmitResult, errors: SubmitErrors },
   "task.get": { params: TaskIdParams, result: TaskView, errors: TaskNotFound },
   "task.events": { params: EventsParams, result: EventsResult, errors: EventsErrors },

@@ -4,7 +4,7 @@ import { Profile, RuntimeName } from "../agent/Runtime.js"
 import { described, IntAtLeast, withDefault } from "./Fields.js"
 
 /**
- * Inputs of the nine agent tools (tool-contracts §8). The outputs are the bridge's results
+ * Inputs of the ten agent tools (tool-contracts §8). The outputs are the bridge's results
  * (libs/domain/src/rpc/Methods.ts), passed through unchanged.
  */
 const TaskId = described(Schema.String, "Task id (agt_…) from submit_agent_task.")
@@ -13,6 +13,19 @@ const NullableText = (description: string) => withDefault(Schema.NullOr(Schema.S
 const IntBetween = (min: number, max: number) => IntAtLeast(min).pipe(Schema.lessThanOrEqualTo(max))
 
 export const ListAgentRuntimesInput = Schema.Struct({})
+
+/**
+ * list_agent_models (v0.9): just `runtime` lists its models; workdir + task_prompt together ask
+ * for advice too (path and profile only with them), after submit's own checks.
+ */
+export const ListAgentModelsInput = Schema.Struct({
+  runtime: described(RuntimeName, "Runtime whose models to list; it must be allowed on some workdir."),
+  workdir: NullableText("Advice mode: the workdir the task would run in (with task_prompt)."),
+  task_prompt: NullableText("Advice mode: the task you would submit (with workdir)."),
+  path: withDefault(Schema.String, "", "Advice mode: start directory relative to the workdir root."),
+  profile: withDefault(Profile, "workspace-write", "Advice mode: the profile the task would run with.")
+})
+export type ListAgentModelsInput = typeof ListAgentModelsInput.Type
 
 export const SubmitAgentTaskInput = Schema.Struct({
   runtime: described(
@@ -34,7 +47,9 @@ export const SubmitAgentTaskInput = Schema.Struct({
   idempotency_key: NullableText(
     "Resubmitting with the same key and request returns the same task (≤256 bytes)."
   ),
-  model: NullableText("Provider model for this task only; null keeps the provider's own default.")
+  model: NullableText(
+    "Provider model for this task only (one list_agent_models shows, where the runtime lists models); null keeps the provider's own default."
+  )
 })
 export type SubmitAgentTaskInput = typeof SubmitAgentTaskInput.Type
 
