@@ -4,8 +4,9 @@ import { errorCodeOf, type ToolCallResult, textOf } from "@serverfs/testkit"
 /**
  * Issue 15 item 3's one timing bound: once a task's terminal state is visible (or the bridge has
  * exited), a mutation of its workdir through MCP succeeds within one second. WORKDIR_BUSY is
- * retried until that second has passed; any other refusal (a recovery guard left behind) fails
- * at once — the workdir must be free, not merely unlocked. Returns how long it took (ms).
+ * retried until that second has passed (an attempt begun within it that succeeds counts: the
+ * MCP call's own latency is not the lease's); any other refusal (a recovery guard left behind)
+ * fails at once — the workdir must be free, not merely unlocked. Returns how long it took (ms).
  */
 export const RELEASE_BOUND_MS = 1000
 
