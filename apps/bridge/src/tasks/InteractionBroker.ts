@@ -57,21 +57,24 @@ export class InteractionBroker extends Effect.Service<InteractionBroker>()(
       const settings = yield* BridgeSettingsTag
       const observations = yield* TaskObservations
 
-      /** The interaction outlived its lifetime (before the task deadline): the task is interrupted. */
+      /**
+       * The interaction outlived its lifetime (before the task deadline): the task is interrupted
+       * and its run stopped like every other end. Uninterruptible: the terminal move stales the
+       * interaction, whose end interrupts this timer's fiber — which must not cut the stop off
+       * (it did: the Codex run then held the lease until its own bound ran out).
+       */
       const expire = (task: TaskRecord, requestId: string, kind: Kind) =>
         Effect.gen(function* () {
           const request = yield* store.getPendingRequest(requestId)
           if (Option.isNone(request) || request.value.status !== "pending") return
           yield* observations.waitEnded(task.task_id, "expired")
           yield* events.append(task.task_id, "interaction.expired", { request_id: requestId, kind })
-          yield* terminations.terminate(
+          const ended = yield* terminations.terminate(
             task.task_id,
             new AgentInteractionTimedOut({ message: "the approval or question was not answered in time" })
           )
-          // Detached: failing the waiter ends the interaction, which stops this timer's fiber.
-          yield* live.detach(terminations.stopProvider(task.runtime, task.task_id))
-          yield* live.failWaiter(task.task_id, requestId, "expired")
-        })
+          if (ended) yield* terminations.stopRun(task.runtime, task.task_id, "expired")
+        }).pipe(Effect.uninterruptible)
 
       /**
        * Relay one approval or question: persisted (the task now waits) before it is exposed, then
@@ -103,12 +106,13 @@ export class InteractionBroker extends Effect.Service<InteractionBroker>()(
             .pipe(Effect.either)
           if (Either.isLeft(created)) {
             if (created.left instanceof AgentInteractionTooLarge) {
-              yield* terminations.terminate(
+              const ended = yield* terminations.terminate(
                 task.task_id,
                 new AgentInteractionTooLarge({
                   message: "the provider's request exceeds the interaction limit"
                 })
               )
+              if (ended) yield* terminations.stopRun(task.runtime, task.task_id, "cancelled")
             }
             return yield* new InteractionEnded({ reason: "cancelled" })
           }
@@ -229,15 +233,21 @@ export class InteractionBroker extends Effect.Service<InteractionBroker>()(
           return r
         })
 
-      /** Store the resolution compare-and-set, record it, and hand it to the waiting provider. */
+      /**
+       * Store the resolution compare-and-set, record it, and hand it to the waiting provider. A
+       * `cancel_task` decision cancels the task before the provider hears it — the provider's
+       * reaction (a stopped turn) can then never overtake the decision and fail the task — and
+       * its run is then stopped the one way (`Terminations.stopRun`).
+       */
       const resolve = (
-        taskId: string,
+        task: TaskRecord,
         requestId: string,
         resolution: Resolution,
         event: string,
         payload: object
       ) =>
         Effect.gen(function* () {
+          const taskId = task.task_id
           yield* store.resolveRequest(taskId, requestId, resolution, {
             maxInteractionBytes: MAX_INTERACTION_BYTES
           })
@@ -245,7 +255,10 @@ export class InteractionBroker extends Effect.Service<InteractionBroker>()(
           yield* observations.waitEnded(taskId, "ok")
           yield* feed.refresh(taskId)
           yield* events.append(taskId, event, { ...payload })
+          const cancelTask = "decision" in resolution && resolution.decision === "cancel_task"
+          const cancelled = cancelTask && (yield* terminations.cancelled(taskId))
           yield* live.resolveWaiter(taskId, requestId, resolution)
+          if (cancelled) yield* terminations.stopRun(task.runtime, taskId, "cancelled")
         })
 
       const respondApproval = (
@@ -274,7 +287,7 @@ export class InteractionBroker extends Effect.Service<InteractionBroker>()(
             decision: decisionText,
             granted_permission_ids: [...granted]
           }
-          yield* resolve(taskId, requestId, resolution, "approval.resolved", { decision: decisionText })
+          yield* resolve(task, requestId, resolution, "approval.resolved", { decision: decisionText })
           return {
             task_id: taskId,
             request_id: requestId,
@@ -302,7 +315,7 @@ export class InteractionBroker extends Effect.Service<InteractionBroker>()(
               ...(a.text === undefined ? {} : { text: a.text })
             }))
           }
-          yield* resolve(taskId, requestId, resolution, "question.answered", {
+          yield* resolve(task, requestId, resolution, "question.answered", {
             question_count: answers.length
           })
           return {

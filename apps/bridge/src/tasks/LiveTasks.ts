@@ -23,7 +23,7 @@ export interface LiveTask {
 
 /**
  * The live tasks of this process and the fibers that drive them: turn fibers in a FiberMap keyed
- * by task id, detached helpers (provider cancels, expiry timers) in a FiberSet. Both are
+ * by task id, detached helpers (run stops, expiry timers) in a FiberSet. Both are
  * interrupted when the service's scope closes.
  */
 export class LiveTaskRegistry extends Effect.Service<LiveTaskRegistry>()(
@@ -81,15 +81,6 @@ export class LiveTaskRegistry extends Effect.Service<LiveTaskRegistry>()(
         run: (taskId: string, turn: Effect.Effect<void>) => FiberMap.run(turns, taskId, turn),
         /** Interrupt a task's turn fiber (and wait for it to end), if it runs. */
         interruptTurn: (taskId: string): Effect.Effect<void> => FiberMap.remove(turns, taskId),
-        /**
-         * Interrupt a task's turn fiber without waiting: for a fiber in the task's own scope (the
-         * deadline), which the turn's end interrupts in turn — waiting there would wait on itself.
-         */
-        interruptTurnFork: (taskId: string): Effect.Effect<void> =>
-          Option.match(FiberMap.unsafeGet(turns, taskId), {
-            onNone: () => Effect.void,
-            onSome: (fiber) => Fiber.interruptFork(fiber)
-          }),
         /** Run a detached helper; interrupted at shutdown at the latest. */
         detach: <A, E>(effect: Effect.Effect<A, E>) => FiberSet.run(helpers, effect)
       } as const

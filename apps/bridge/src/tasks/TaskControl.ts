@@ -15,7 +15,7 @@ import {
 } from "@serverfs/domain"
 import { Configuration } from "@serverfs/policy"
 import { type TaskRecord, utf8Length } from "@serverfs/store"
-import { Clock, DateTime, Effect } from "effect"
+import { Clock, DateTime, Effect, Fiber } from "effect"
 import { RuntimeRegistry } from "../RuntimeRegistry.js"
 import { LiveTaskRegistry } from "./LiveTasks.js"
 import { TaskEvents } from "./TaskEvents.js"
@@ -24,9 +24,10 @@ import { Terminations } from "./Terminations.js"
 
 /**
  * Stopping and steering live tasks (bridge-internals §6/§9): terminal-first cancel, the
- * deadline, graceful shutdown, and messages into an active turn. Every stop is the same three
- * steps — the terminal move (which stales a pending interaction), the provider told to stop
- * (bounded), the turn fiber interrupted — and the task's scope then releases the rest.
+ * deadline, graceful shutdown, and messages into an active turn. Every stop is the same two
+ * steps — the terminal move committed (which stales a pending interaction), then
+ * `Terminations.stopRun` (interactions ended, the provider told to stop, the turn interrupted)
+ * — and the task's scope then releases its guard and its lease.
  */
 export class TaskControl extends Effect.Service<TaskControl>()("@serverfs/bridge/TaskControl", {
   scoped: Effect.gen(function* () {
@@ -42,8 +43,8 @@ export class TaskControl extends Effect.Service<TaskControl>()("@serverfs/bridge
     )
 
     /**
-     * Terminal-first cancel: the task is cancelled before this returns; the provider is then
-     * asked to stop (bounded) and the turn's fiber interrupted. Repeating it changes nothing.
+     * Terminal-first cancel: the task is cancelled before this returns; its run is then stopped
+     * in the background. Repeating it changes nothing.
      */
     const cancel = (taskId: string): Effect.Effect<CancelResult, AgentTaskNotFound> =>
       Effect.gen(function* () {
@@ -55,19 +56,13 @@ export class TaskControl extends Effect.Service<TaskControl>()("@serverfs/bridge
           const now = yield* queries.requireTask(taskId)
           return { task_id: taskId, status: now.status, correlation_id: now.correlation_id }
         }
-        if (live.has(taskId)) {
-          yield* live.failAllWaiters(taskId, "cancelled")
-          yield* live.detach(
-            Effect.zipRight(terminations.stopProvider(task.runtime, taskId), live.interruptTurn(taskId))
-          )
-        }
+        yield* terminations.stopRun(task.runtime, taskId, "cancelled")
         return { task_id: taskId, status: "cancelled" as const, correlation_id: task.correlation_id }
       })
 
     /**
-     * A live task's deadline: interrupted with AGENT_TASK_TIMED_OUT, the provider told to stop.
-     * Runs in the task's scope (its end interrupts this fiber), hence the turn is interrupted
-     * without waiting for it here.
+     * A live task's deadline: interrupted with AGENT_TASK_TIMED_OUT, then its run stopped. Runs
+     * in the task's scope (its end interrupts this fiber), hence the stop is not awaited here.
      */
     const watchDeadline = (task: TaskRecord): Effect.Effect<void> =>
       Effect.gen(function* () {
@@ -77,9 +72,7 @@ export class TaskControl extends Effect.Service<TaskControl>()("@serverfs/bridge
         if (!live.has(task.task_id)) return
         const timedOut = new AgentTaskTimedOut({ message: "the task passed its deadline" })
         if (!(yield* terminations.terminate(task.task_id, timedOut))) return
-        yield* live.failAllWaiters(task.task_id, "expired")
-        yield* terminations.stopProvider(task.runtime, task.task_id)
-        yield* live.interruptTurnFork(task.task_id)
+        yield* terminations.stopRun(task.runtime, task.task_id, "expired")
       })
 
     const sendMessage = (taskId: string, message: string): Effect.Effect<MessageResult, AgentError> =>
@@ -115,8 +108,8 @@ export class TaskControl extends Effect.Service<TaskControl>()("@serverfs/bridge
 
     // Graceful shutdown (runs before the turn fibers are torn down): every live task is
     // interrupted honestly with BRIDGE_SHUTDOWN — terminal first, so a pending interaction is
-    // staled as part of that move rather than withdrawn — then its provider is asked to stop and
-    // its turn interrupted, whose scope releases its lease.
+    // staled as part of that move rather than withdrawn — then its run is stopped the one way,
+    // awaited here: the bridge exits only once every turn has released its guard and lease.
     yield* Effect.addFinalizer(() =>
       Effect.forEach(
         live.all(),
@@ -127,7 +120,9 @@ export class TaskControl extends Effect.Service<TaskControl>()("@serverfs/bridge
               new BridgeShutdown({ message: "the bridge stopped during the task" })
             )
             const task = yield* queries.requireTask(liveTask.taskId).pipe(Effect.option)
-            if (task._tag === "Some") yield* terminations.stopProvider(task.value.runtime, liveTask.taskId)
+            if (task._tag === "Some") {
+              yield* Fiber.await(yield* terminations.stopRun(task.value.runtime, liveTask.taskId, "stale"))
+            }
             yield* live.interruptTurn(liveTask.taskId)
           }),
         { concurrency: "unbounded", discard: true }

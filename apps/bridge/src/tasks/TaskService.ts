@@ -38,16 +38,8 @@ export class TaskService extends Effect.Service<TaskService>()("@serverfs/bridge
       get: queries.get,
       events: queries.events,
       readResult: queries.readResult,
-      respondApproval: (
-        taskId: string,
-        requestId: string,
-        decision: string,
-        granted: ReadonlyArray<string>
-      ) =>
-        broker.respondApproval(taskId, requestId, decision, granted).pipe(
-          // cancel_task also cancels the task, before this call returns.
-          Effect.tap(() => (decision === "cancel_task" ? control.cancel(taskId) : Effect.void))
-        ),
+      // A cancel_task decision also cancels the task (the broker commits it before this returns).
+      respondApproval: broker.respondApproval,
       answerQuestion: (taskId: string, requestId: string, answers: ReadonlyArray<Answer>) =>
         broker.answerQuestion(taskId, requestId, answers),
       sendMessage: control.sendMessage,

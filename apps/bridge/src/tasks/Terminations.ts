@@ -1,3 +1,4 @@
+import type { InteractionEnded } from "@serverfs/adapters/port"
 import {
   type AgentError,
   AgentInteractionTimedOut,
@@ -141,6 +142,38 @@ export class Terminations extends Effect.Service<Terminations>()("@serverfs/brid
         )
       })
 
+    /** Ask the provider to stop a task's turn, bounded; the bridge's decision stands either way. */
+    const stopProvider = (runtime: string, taskId: string): Effect.Effect<void> => {
+      const adapter = registry.get(runtime)
+      return adapter === undefined
+        ? Effect.void
+        : adapter
+            .cancel(taskId)
+            .pipe(Effect.timeout(`${settings.providerCancelTimeoutSeconds} seconds`), Effect.ignore)
+    }
+
+    /**
+     * The one way a live run is stopped once the bridge has committed the task's end (cancel,
+     * a `cancel_task` decision, the deadline, an expired or refused interaction, shutdown): the
+     * interactions its provider waits on end, the provider is told to stop (its adapter's
+     * `cancel`, bounded: an adapter holding an interrupted turn's end for this signal lets it go
+     * now), then the turn fiber is interrupted and awaited — its scope releases the recovery
+     * guard and the lease. Detached, because a caller may be a fiber this very stop ends (an
+     * expiry timer is interrupted when its interaction ends; the deadline lives in the task's
+     * scope). The returned fiber ends once the turn has; a task not live here is a no-op.
+     */
+    const stopRun = (runtime: string, taskId: string, reason: InteractionEnded["reason"]) =>
+      live.detach(
+        Effect.suspend(() =>
+          live.has(taskId)
+            ? Effect.zipRight(
+                live.failAllWaiters(taskId, reason),
+                Effect.zipRight(stopProvider(runtime, taskId), live.interruptTurn(taskId))
+              )
+            : Effect.void
+        )
+      )
+
     return {
       terminate,
       /** The human (or a `cancel_task` decision) cancelled the task. */
@@ -159,15 +192,7 @@ export class Terminations extends Effect.Service<Terminations>()("@serverfs/brid
           Effect.as(true),
           Effect.catchAll(() => Effect.succeed(false))
         ),
-      /** Ask the provider to stop a task's turn, bounded; the bridge's decision stands either way. */
-      stopProvider: (runtime: string, taskId: string): Effect.Effect<void> => {
-        const adapter = registry.get(runtime)
-        return adapter === undefined
-          ? Effect.void
-          : adapter
-              .cancel(taskId)
-              .pipe(Effect.timeout(`${settings.providerCancelTimeoutSeconds} seconds`), Effect.ignore)
-      }
+      stopRun
     } as const
   })
 }) {}

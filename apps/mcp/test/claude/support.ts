@@ -29,7 +29,11 @@ export interface ClaudeStack {
   readonly stop: () => Promise<void>
 }
 
-export const startClaudeStack = async (prefix: string): Promise<ClaudeStack> => {
+export const startClaudeStack = async (
+  prefix: string,
+  /** Further bridge settings (timeouts) for this stack. */
+  extraEnv: Record<string, string> = {}
+): Promise<ClaudeStack> => {
   const server = await startFakeMessagesServer()
   const sandbox = makeClaudeSandbox(server.url)
   try {
@@ -39,7 +43,8 @@ export const startClaudeStack = async (prefix: string): Promise<ClaudeStack> => 
         ...sandbox.env,
         WORKDIR_01_AGENT_RUNTIMES: "claude",
         SERVERFS_AGENT_ENABLE_FAKE_RUNTIME: "false",
-        SERVERFS_CLAUDE_BIN: bundledClaudeBinary()
+        SERVERFS_CLAUDE_BIN: bundledClaudeBinary(),
+        ...extraEnv
       })
     })
     return {
