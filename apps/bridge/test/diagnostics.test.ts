@@ -8,7 +8,7 @@
  */
 import * as fs from "node:fs"
 import * as path from "node:path"
-import { makeScriptedAdapter } from "@serverfs/adapters"
+import { makeScriptedAdapter, type ProviderAdapter, SCRIPTED_MODELS } from "@serverfs/adapters"
 import { OperationKind, type TerminalOutcome } from "@serverfs/domain"
 import { Effect } from "effect"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
@@ -38,6 +38,19 @@ import {
 
 const TERMINAL_TOTAL = "serverfs_agent_tasks_terminal_total"
 const WD = "sentinelwd"
+/** The privacy test names a model of its own; this runtime lists it besides its fixed two. */
+const SENTINEL_MODEL = "MODEL-SENTINEL-77a"
+const scriptedWithSentinelModel = (): ProviderAdapter => {
+  const adapter = Effect.runSync(makeScriptedAdapter())
+  return {
+    ...adapter,
+    listModels: () =>
+      Effect.succeed({
+        catalog: SCRIPTED_MODELS.catalog,
+        accepted: new Set([...SCRIPTED_MODELS.accepted, SENTINEL_MODEL])
+      })
+  }
+}
 
 let sandbox: Sandbox
 let server: InProcessServer
@@ -47,7 +60,7 @@ beforeAll(async () => {
   fs.mkdirSync(path.dirname(sandbox.socketPath), { recursive: true, mode: 0o700 })
   fs.mkdirSync(path.join(sandbox.workdir(WD), "path-sentinel-dir"))
   server = await serveInProcess(sandbox.env({ SERVERFS_AGENT_MAX_ACTIVE_TASKS: "20" }), sandbox.socketPath, [
-    Effect.runSync(makeScriptedAdapter())
+    scriptedWithSentinelModel()
   ])
 }, 60_000)
 
@@ -309,7 +322,7 @@ describe("privacy and persistence (spec v0.22 §8.1, §8.2, §12)", () => {
     prompt: "PROMPT-SENTINEL-4f1",
     result: "RESULT-SENTINEL-9c2",
     path: "path-sentinel-dir",
-    model: "MODEL-SENTINEL-77a",
+    model: SENTINEL_MODEL,
     correlation: "CORRELATION-SENTINEL-3b8",
     idempotency: "IDEMPOTENCY-SENTINEL-d05"
   }

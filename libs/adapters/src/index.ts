@@ -19,6 +19,7 @@ export {
   parseScript,
   type ScriptedCommand
 } from "./fake/ScriptedCommand.js"
+export { SCRIPTED_MODELS } from "./fake/ScriptedModels.js"
 export type { AttachProof, ReattachRequest } from "./ProviderAdapter.js"
 export {
   InteractionEnded,
