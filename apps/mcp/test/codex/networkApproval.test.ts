@@ -192,10 +192,12 @@ describe.skipIf(needsRoot || overlayMissing !== undefined)(
     const expectNetworkApproval = (pending: PendingView) => {
       expect(pending.payload).toMatchObject({
         category: "command",
+        title: `Codex wants network access to ${ASKED}`,
         reason: `Network access to ${ASKED} requires approval`,
         network_approval_context: { host: ASKED, protocol: "http" },
         available_decisions: ALL
       })
+      expect(pending.payload).not.toHaveProperty("command_display")
       const text = JSON.stringify(pending.payload)
       for (const hostPath of [dir, home.path, stack.tree.root]) expect(text).not.toContain(hostPath)
     }

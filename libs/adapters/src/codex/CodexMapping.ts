@@ -91,12 +91,18 @@ export const commandApproval = (
   redaction: HostPathRedaction
 ): ApprovalPayload => {
   const command = params.command ?? (params.commandActions ?? []).map((a) => a.command).join(" && ")
+  // Codex asks for network access with no command at all: the chat is shown the host instead
+  // of an empty command (a DNS name is at most 253 characters).
+  const host = params.networkApprovalContext?.host
+  const networkOnly = command === "" && typeof host === "string" && host !== ""
   return {
     category: "command",
-    title: "Codex wants to run a command",
+    title: networkOnly
+      ? `Codex wants network access to ${host.slice(0, 253)}`
+      : "Codex wants to run a command",
     available_decisions: [...decisionsFrom(params.availableDecisions)],
     ...optional("reason", params.reason),
-    command_display: redaction.command(command),
+    ...(networkOnly ? {} : { command_display: redaction.command(command) }),
     ...optional(
       "relative_cwd",
       params.cwd === null || params.cwd === undefined ? undefined : relativeCwd(redaction, params.cwd)

@@ -191,6 +191,23 @@ describe("approvals", () => {
     })
   })
 
+  it("network access with no command (as Codex 0.171 asks it): the host in the title, no empty command", () => {
+    const payload = commandApproval(
+      commandParams({
+        command: null,
+        commandActions: null,
+        cwd: null,
+        reason: "Network access to asked.example requires approval",
+        networkApprovalContext: { host: "asked.example", protocol: "http" },
+        availableDecisions: null
+      }),
+      R
+    )
+    expect(payload.title).toBe("Codex wants network access to asked.example")
+    expect(payload).not.toHaveProperty("command_display")
+    expect(payload.network_approval_context).toEqual({ host: "asked.example", protocol: "http" })
+  })
+
   it("command without a command line falls back to the parsed actions; no list → the same four", () => {
     const payload = commandApproval(
       commandParams({
