@@ -10,15 +10,13 @@ import * as path from "node:path"
 import {
   type AgentStack,
   type CodexHome,
-  codexBin,
   type FakeResponsesServer,
   makeCodexHome,
-  processesMentioning,
   startAgentStack,
   startFakeResponsesServer
 } from "@serverfs/testkit"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { eventually, expectStatus, ok, pendingOf, submitCodex } from "./support.js"
+import { codexStackEnv, expectStatus, ok, pendingOf, stopStdioStack, submitCodex } from "./support.js"
 
 let server: FakeResponsesServer
 let home: CodexHome
@@ -35,27 +33,11 @@ beforeAll(async () => {
   )
   stack = await startAgentStack({
     prefix: "sfx-codex-diff-",
-    env: () => ({
-      WORKDIR_01_AGENT_RUNTIMES: "codex",
-      SERVERFS_AGENT_ENABLE_FAKE_RUNTIME: "false",
-      SERVERFS_CODEX_BIN: codexBin,
-      SERVERFS_CODEX_HOME: home.path,
-      SERVERFS_CODEX_TRANSPORT: "stdio",
-      SERVERFS_CODEX_REQUEST_TIMEOUT_SECONDS: "30"
-    })
+    env: () => codexStackEnv(home, "stdio")
   })
 }, 120_000)
 
-afterAll(async () => {
-  await stack?.stop()
-  if (home !== undefined) {
-    await eventually("no codex child left", async () =>
-      processesMentioning(home.path).length === 0 ? true : undefined
-    )
-    home.remove()
-  }
-  await server?.close()
-}, 60_000)
+afterAll(() => stopStdioStack(stack, home, server), 60_000)
 
 beforeEach(() => {
   server.reset()

@@ -12,12 +12,11 @@ import {
   codexBin,
   type FakeResponsesServer,
   makeCodexHome,
-  processesMentioning,
   startAgentStack,
   startFakeResponsesServer
 } from "@serverfs/testkit"
 import { afterAll, beforeAll, describe, expect, it } from "vitest"
-import { eventually, expectStatus, fails, ok, submitCodex } from "./support.js"
+import { expectStatus, fails, ok, stopStdioStack, submitCodex } from "./support.js"
 
 let server: FakeResponsesServer
 let home: CodexHome
@@ -40,16 +39,7 @@ beforeAll(async () => {
   })
 }, 120_000)
 
-afterAll(async () => {
-  await stack?.stop()
-  if (home !== undefined) {
-    await eventually("no codex child left", async () =>
-      processesMentioning(home.path).length === 0 ? true : undefined
-    )
-    home.remove()
-  }
-  await server?.close()
-}, 60_000)
+afterAll(() => stopStdioStack(stack, home, server), 60_000)
 
 describe("list_agent_models with the real Codex", () => {
   it("lists Codex's catalog from model/list without a model request", async () => {

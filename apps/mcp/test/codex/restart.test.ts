@@ -14,7 +14,6 @@ import {
   bridgeCall,
   type CodexHome,
   cleanupCodexDaemon,
-  codexBin,
   type FakeResponsesServer,
   killCodexDaemon,
   makeCodexHome,
@@ -24,7 +23,17 @@ import {
   startFakeResponsesServer
 } from "@serverfs/testkit"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
-import { call, eventually, expectStatus, fails, ok, pendingOf, sleep, submitCodex } from "./support.js"
+import {
+  call,
+  codexStackEnv,
+  eventually,
+  expectStatus,
+  fails,
+  ok,
+  pendingOf,
+  sleep,
+  submitCodex
+} from "./support.js"
 
 /** A test with bridge restarts and real Codex turns under load (the deadline case waits ~40 s). */
 const RESTART_BOUND = 240_000
@@ -51,14 +60,7 @@ beforeAll(async () => {
   await startCodexDaemon(home.path)
   stack = await startAgentStack({
     prefix: "sfx-codex-restart-",
-    env: () => ({
-      WORKDIR_01_AGENT_RUNTIMES: "codex",
-      SERVERFS_AGENT_ENABLE_FAKE_RUNTIME: "false",
-      SERVERFS_CODEX_BIN: codexBin,
-      SERVERFS_CODEX_HOME: home.path,
-      SERVERFS_CODEX_TRANSPORT: "daemon",
-      SERVERFS_CODEX_REQUEST_TIMEOUT_SECONDS: "30"
-    })
+    env: () => codexStackEnv(home, "daemon")
   })
 }, 180_000)
 

@@ -1,5 +1,16 @@
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js"
-import { errorCodeOf, eventuallyAsync, type ToolCallResult, textOf, waitForStatus } from "@serverfs/testkit"
+import {
+  type AgentStack,
+  type CodexHome,
+  codexBin,
+  errorCodeOf,
+  eventuallyAsync,
+  type FakeResponsesServer,
+  processesMentioning,
+  type ToolCallResult,
+  textOf,
+  waitForStatus
+} from "@serverfs/testkit"
 import { expect } from "vitest"
 
 /**
@@ -77,3 +88,29 @@ export const eventually: <A>(
   attempt: () => Promise<A | undefined>,
   timeoutMs?: number
 ) => Promise<A> = eventuallyAsync
+
+/** What every Codex end-to-end stack sets: the real codex with its own home, the only runtime. */
+export const codexStackEnv = (home: CodexHome, transport: "stdio" | "daemon") => ({
+  WORKDIR_01_AGENT_RUNTIMES: "codex",
+  SERVERFS_AGENT_ENABLE_FAKE_RUNTIME: "false",
+  SERVERFS_CODEX_BIN: codexBin,
+  SERVERFS_CODEX_HOME: home.path,
+  SERVERFS_CODEX_TRANSPORT: transport,
+  SERVERFS_CODEX_REQUEST_TIMEOUT_SECONDS: "30"
+})
+
+/** After a stdio-transport stack: it stops, no codex child may be left, then its home and the fake server go. */
+export const stopStdioStack = async (
+  stack: AgentStack | undefined,
+  home: CodexHome | undefined,
+  server: FakeResponsesServer | undefined
+): Promise<void> => {
+  await stack?.stop()
+  if (home !== undefined) {
+    await eventually("no codex child left", async () =>
+      processesMentioning(home.path).length === 0 ? true : undefined
+    )
+    home.remove()
+  }
+  await server?.close()
+}

@@ -16,7 +16,6 @@ import {
   type AgentStack,
   type CodexHome,
   cleanupCodexDaemon,
-  codexBin,
   type FakeResponsesServer,
   makeCodexHome,
   processesMentioning,
@@ -26,7 +25,7 @@ import {
 } from "@serverfs/testkit"
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest"
 import { mutatesWithinBound } from "../releaseBound.js"
-import { call, finished, ok, pendingOf, submitCodex } from "./support.js"
+import { call, codexStackEnv, finished, ok, pendingOf, submitCodex } from "./support.js"
 
 let server: FakeResponsesServer
 let home: CodexHome
@@ -39,12 +38,7 @@ beforeAll(async () => {
   stack = await startAgentStack({
     prefix: "sfx-codex-release-",
     env: () => ({
-      WORKDIR_01_AGENT_RUNTIMES: "codex",
-      SERVERFS_AGENT_ENABLE_FAKE_RUNTIME: "false",
-      SERVERFS_CODEX_BIN: codexBin,
-      SERVERFS_CODEX_HOME: home.path,
-      SERVERFS_CODEX_TRANSPORT: "daemon",
-      SERVERFS_CODEX_REQUEST_TIMEOUT_SECONDS: "30",
+      ...codexStackEnv(home, "daemon"),
       SERVERFS_AGENT_INTERACTION_TIMEOUT_SECONDS: "6",
       SERVERFS_AGENT_TASK_TIMEOUT_SECONDS: "600"
     })
