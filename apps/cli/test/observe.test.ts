@@ -16,6 +16,7 @@ import { keys, operatorCli, parseJsonObject, type Run, submitScripted, waitStatu
 vi.setConfig({ testTimeout: 120_000, hookTimeout: 120_000 })
 
 const SENTINEL = "OBSV-SENTINEL"
+const MODEL = "scripted-small"
 const TASK_ID = /agt_[0-9a-f]{24}/
 
 let stack: AgentStack
@@ -46,7 +47,9 @@ beforeAll(async () => {
   finished = await submitScripted(stack, `say:hello ${SENTINEL}-PROMPT\ncomplete:final ${SENTINEL}-RESULT`, {
     profile: "workspace-write",
     path: `${SENTINEL}-PATH`,
-    model: `${SENTINEL}-MODEL`,
+    // A model the scripted runtime lists (an unlisted one is refused at submit); it is checked
+    // below like the sentinel.
+    model: MODEL,
     correlation_id: `${SENTINEL}-CORRELATION`,
     idempotency_key: `${SENTINEL}-IDEMPOTENCY`
   })
@@ -56,6 +59,7 @@ afterAll(async () => {
   await stack?.stop()
   const all = operator.outputs().join("\n")
   expect(all).not.toContain(SENTINEL)
+  expect(all).not.toContain(MODEL)
   expect(all).not.toContain(stack.tree.base)
 })
 
@@ -254,6 +258,7 @@ describe("privacy", () => {
     // The sentinel did reach the bridge: the caller's own view echoes it back.
     const view = await stack.client.callTool({ name: "get_agent_task", arguments: { task_id: finished } })
     expect(JSON.stringify(view)).toContain(`${SENTINEL}-CORRELATION`)
+    expect(JSON.stringify(view)).toContain(MODEL)
     const commands = [
       ["diagnostics", "snapshot"],
       ["diagnostics", "task", finished],
@@ -265,6 +270,7 @@ describe("privacy", () => {
     for (const args of commands) {
       const run = ok(await cli(...args))
       expect(run.stdout).not.toContain(SENTINEL)
+      expect(run.stdout).not.toContain(MODEL)
       expect(run.stdout).not.toContain(stack.tree.base)
     }
   })
