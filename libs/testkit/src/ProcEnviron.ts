@@ -22,14 +22,18 @@ export const environOf = (pid: number): ReadonlyMap<string, string> | undefined 
   }
 }
 
-/** Live processes (other than this one) whose environment has exactly `name=value`. */
-export const processesWithEnvironment = (name: string, value: string): ReadonlyArray<number> =>
+/**
+ * The environments of the live processes (other than this one) that have exactly `name=value`,
+ * each read once: a short-lived provider child (a shell snapshot) can be gone by a second read,
+ * so a test asserts on this one snapshot and never reads /proc again for the same process.
+ */
+export const environmentsWith = (name: string, value: string): ReadonlyArray<ReadonlyMap<string, string>> =>
   fs
     .readdirSync("/proc")
     .filter((entry) => /^\d+$/.test(entry) && Number(entry) !== process.pid)
-    .map(Number)
-    .filter((pid) => environOf(pid)?.get(name) === value)
+    .map((entry) => environOf(Number(entry)))
+    .filter((env): env is ReadonlyMap<string, string> => env?.get(name) === value)
 
-/** The SERVERFS_* / WORKDIR_* names in `pid`'s environment (none expected in a provider child). */
-export const serverFsNamesOf = (pid: number): ReadonlyArray<string> =>
-  [...(environOf(pid)?.keys() ?? [])].filter((name) => /^(SERVERFS_|WORKDIR_)/.test(name))
+/** The SERVERFS_* / WORKDIR_* names in an environment (none expected in a provider child). */
+export const serverFsNames = (env: ReadonlyMap<string, string>): ReadonlyArray<string> =>
+  [...env.keys()].filter((name) => /^(SERVERFS_|WORKDIR_)/.test(name))

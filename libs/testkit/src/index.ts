@@ -79,11 +79,7 @@ export {
   scopedMcp,
   startMcp
 } from "./McpProcess.js"
-export {
-  environOf,
-  processesWithEnvironment,
-  serverFsNamesOf
-} from "./ProcEnviron.js"
+export { environmentsWith, serverFsNames } from "./ProcEnviron.js"
 export { type ReadableCheckout, readableCheckout } from "./ReadableCheckout.js"
 export {
   bridgeMain,

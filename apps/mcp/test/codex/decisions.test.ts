@@ -14,13 +14,13 @@ import * as path from "node:path"
 import {
   type AgentStack,
   type CodexHome,
+  environmentsWith,
   type FakeReply,
   type FakeResponsesServer,
   makeCodexHome,
-  processesWithEnvironment,
   type RecordedRequest,
   readAllEvents,
-  serverFsNamesOf,
+  serverFsNames,
   startAgentStack,
   startFakeResponsesServer
 } from "@serverfs/testkit"
@@ -73,9 +73,9 @@ describe("Codex decisions through serverfs-mcp and the bridge (stdio app-server)
     const pending = await pendingOf(stack.client, taskId)
     expect(pending.payload).toMatchObject({ category: "command", relative_cwd: "", available_decisions: ALL })
     // The bridge's own environment is full of SERVERFS_* / WORKDIR_*; the running child has none.
-    const children = processesWithEnvironment("CODEX_HOME", home.path)
+    const children = environmentsWith("CODEX_HOME", home.path)
     expect(children.length).toBeGreaterThan(0)
-    for (const pid of children) expect(serverFsNamesOf(pid)).toEqual([])
+    for (const env of children) expect(serverFsNames(env)).toEqual([])
     await respond(taskId, pending.request_id, "deny")
     const task = await expectStatus(stack.client, taskId, "succeeded")
     expect(task.final_response).toMatch(/^model saw: .*rejected by user/)

@@ -21,10 +21,10 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from "@effect/v
 import {
   cleanupCodexDaemon,
   controlSocket,
-  environOf,
+  environmentsWith,
   type FakeResponsesServer,
   killCodexDaemon,
-  processesWithEnvironment,
+  serverFsNames,
   startCodexDaemon,
   startFakeResponsesServer
 } from "@serverfs/testkit"
@@ -107,12 +107,9 @@ describe("Codex over the managed daemon", () => {
       // environment without SERVERFS_* / WORKDIR_* (read from /proc while it runs).
       // Each environment is read once: a short-lived child (a shell snapshot) may be gone by a
       // second read, and such children may run with an environment of Codex's making.
-      const daemon = processesWithEnvironment("CODEX_HOME", fx.home.path)
-        .map(environOf)
-        .filter((env) => env !== undefined)
+      const daemon = environmentsWith("CODEX_HOME", fx.home.path)
       expect(daemon.length).toBeGreaterThan(0)
-      for (const env of daemon)
-        expect([...env.keys()].filter((n) => /^(SERVERFS_|WORKDIR_)/.test(n))).toEqual([])
+      for (const env of daemon) expect(serverFsNames(env)).toEqual([])
       expect(daemon.some((env) => env.get("OPERATOR_KEEPS_THIS") === "1")).toBe(true)
       // Now the version comes from the running server.
       expect(yield* plain.probe()).toEqual({
