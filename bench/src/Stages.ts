@@ -7,7 +7,7 @@ import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js"
 import { makeListDirectoryInput, StatFileInput } from "@serverfs/domain"
 import { McpServer, McpServerLayer } from "@serverfs/mcp"
 import { resolvePath, WorkdirRegistry } from "@serverfs/policy"
-import { AT, close, fstatat, O, readdir } from "@serverfs/posix"
+import { AT, close, fstatat, fstatatEntries, O, readdir } from "@serverfs/posix"
 import { AuditLog, AuditSink } from "@serverfs/telemetry-local"
 import {
   compareCodePoints,
@@ -15,6 +15,7 @@ import {
   ReadChannels,
   revisionOf,
   timestampOf,
+  timestampOfSeconds,
   WorkdirRoots
 } from "@serverfs/workspace"
 import { ConfigProvider, Effect, Layer, ManagedRuntime, Runtime, Schema } from "effect"
@@ -159,8 +160,15 @@ await measure(
 await measure("list: sort 1,000 names", () => [...listing.names].sort(compareCodePoints), 1000)
 const page = listing.names.slice(0, 500)
 await measure("list: fstatat 500 entries", () => page.map((n) => fstatat(dirFd, n, AT.SYMLINK_NOFOLLOW)), 500)
+await measure(
+  "list: fstatatEntries 500 entries (one call)",
+  () => fstatatEntries(dirFd, page, AT.SYMLINK_NOFOLLOW),
+  500
+)
 const stats = page.map((n) => fstatat(dirFd, n, AT.SYMLINK_NOFOLLOW))
 await measure("list: timestamp 500 entries", () => stats.map((s) => timestampOf(s.mtimeNs)), 500)
+const seconds = fstatatEntries(dirFd, page, AT.SYMLINK_NOFOLLOW).map((s) => s?.mtimeSeconds ?? 0)
+await measure("list: timestamp 500 entries from seconds", () => seconds.map(timestampOfSeconds), 500)
 const listOutput = await run(
   services.channels.listDirectory({ workdir: "bench", path: "wide", offset: 0, limit: 500 })
 )
