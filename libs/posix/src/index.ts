@@ -25,6 +25,6 @@ export {
 } from "./PrivateDirectory.js"
 export { peerCred } from "./peerCred.js"
 export { readdir, readdirAsync } from "./readdir.js"
-export { fstat, fstatat } from "./stat.js"
+export { type EntryStat, fstat, fstatat, fstatatEntries } from "./stat.js"
 export type { PeerCred, PosixError, ReaddirResult, Stat } from "./types.js"
 export { fgetxattr, flistxattr, fremovexattr, fsetxattr } from "./xattr.js"

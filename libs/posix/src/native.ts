@@ -23,6 +23,8 @@ export interface NativeBinding {
   openat2(dirfd: number, path: string, flags: number, mode: number, resolve: number): number
   fstatat(dirfd: number, name: string, flags: number): Stat
   fstat(fd: number): Stat
+  /** Four cells per name: mode, size, mtime seconds, errno (0 = stat'ed). */
+  fstatatEntries(dirfd: number, joined: string, flags: number, count: number): Float64Array
   linkat(olddirfd: number, oldname: string, newdirfd: number, newname: string, flags: number): void
   renameat(olddirfd: number, oldname: string, newdirfd: number, newname: string): void
   renameat2(olddirfd: number, oldname: string, newdirfd: number, newname: string, flags: number): void

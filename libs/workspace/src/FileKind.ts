@@ -1,6 +1,5 @@
 import type { EntryType } from "@serverfs/domain"
 import { DT, S, type Stat } from "@serverfs/posix"
-import { DateTime } from "effect"
 
 /** What a mode or d_type says an entry is, in the contract's four types. */
 export const entryTypeOfMode = (mode: number): EntryType => {
@@ -37,7 +36,13 @@ export const entryTypeOfDirent = (type: number): EntryType | "unknown" => {
 }
 
 /** RFC 3339 UTC with second precision (`YYYY-MM-DDTHH:MM:SSZ`), from nanoseconds since the epoch. */
-export const timestampOf = (ns: bigint): string => {
-  const seconds = ns >= 0n ? ns / 1_000_000_000n : (ns - 999_999_999n) / 1_000_000_000n
-  return `${DateTime.formatIso(DateTime.unsafeMake(Number(seconds) * 1000)).slice(0, 19)}Z`
-}
+export const timestampOf = (ns: bigint): string =>
+  timestampOfSeconds(Number(ns >= 0n ? ns / 1_000_000_000n : (ns - 999_999_999n) / 1_000_000_000n))
+
+/**
+ * The same from whole seconds (st_mtim.tv_sec). A plain Date, not effect's DateTime: this runs
+ * once per listed entry, and the ISO text is the same (a time outside Date's range throws, as
+ * DateTime.unsafeMake did).
+ */
+export const timestampOfSeconds = (seconds: number): string =>
+  `${new Date(seconds * 1000).toISOString().slice(0, 19)}Z`

@@ -9,6 +9,7 @@ import {
 import { Configuration, type Workdir, WorkdirRegistry } from "@serverfs/policy"
 import { AuditLog } from "@serverfs/telemetry-local"
 import { Effect } from "effect"
+import { workdirLookup } from "./ChannelContext.js"
 import { type LeaseError, LeaseManager } from "./LeaseManager.js"
 import { createDirectory } from "./mutations/createDirectory.js"
 import { createTextFile } from "./mutations/createTextFile.js"
@@ -28,6 +29,7 @@ const mutationsWith = (guard: MutationContext["guard"]) =>
     const context: MutationContext = {
       settings: global,
       workdir: registry.get,
+      lookup: workdirLookup(registry.all),
       rootOf: roots.rootOf,
       guard,
       directoryFsyncFailed: (errno) => audit.emit("WARNING", "directory_fsync_failed", { errno })

@@ -7,7 +7,7 @@ import type {
 } from "@serverfs/domain"
 import { Configuration, WorkdirRegistry } from "@serverfs/policy"
 import { Effect } from "effect"
-import type { ChannelContext } from "./ChannelContext.js"
+import { type ChannelContext, workdirLookup } from "./ChannelContext.js"
 import { findFiles } from "./channels/findFiles.js"
 import { listDirectory } from "./channels/listDirectory.js"
 import { listWorkdirs } from "./channels/listWorkdirs.js"
@@ -23,7 +23,12 @@ export class ReadChannels extends Effect.Service<ReadChannels>()("@serverfs/work
     const { global } = yield* Configuration
     const registry = yield* WorkdirRegistry
     const roots = yield* WorkdirRoots
-    const context: ChannelContext = { settings: global, workdir: registry.get, rootOf: roots.rootOf }
+    const context: ChannelContext = {
+      settings: global,
+      workdir: registry.get,
+      lookup: workdirLookup(registry.all),
+      rootOf: roots.rootOf
+    }
     return {
       listWorkdirs: () => Effect.succeed(listWorkdirs(registry.all)),
       listDirectory: (input: ListDirectoryInput) => listDirectory(context, input),

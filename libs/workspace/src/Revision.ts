@@ -13,3 +13,18 @@ export const revisionOf = (stat: Stat): string => {
   const material = `${stat.dev}:${stat.ino}:${stat.mode}:${stat.uid}:${stat.gid}:${stat.size}:${stat.mtimeNs}:${stat.ctimeNs}:${stat.nlink}`
   return `v1:${createHash("sha256").update(material).digest("hex").slice(0, 16)}`
 }
+
+/**
+ * Whether two stats give the same revision, compared on the fields the token is made of (no
+ * second hash: read_text_file compares the fd's stat before and after the read).
+ */
+export const sameRevision = (a: Stat, b: Stat): boolean =>
+  a.dev === b.dev &&
+  a.ino === b.ino &&
+  a.mode === b.mode &&
+  a.uid === b.uid &&
+  a.gid === b.gid &&
+  a.size === b.size &&
+  a.mtimeNs === b.mtimeNs &&
+  a.ctimeNs === b.ctimeNs &&
+  a.nlink === b.nlink

@@ -52,7 +52,9 @@ class PageScanner {
   private lineNo = 1
   private current: Buffer[] = []
   private currentLength = 0
+  /** The page's bytes so far, as views or copies (see detach); `lineCount` lines in all. */
   private readonly lines: Buffer[] = []
+  private lineCount = 0
   private pageBytes = 0
   private first = true
 
@@ -62,7 +64,7 @@ class PageScanner {
     return {
       _tag: "page",
       bytes: Buffer.concat(this.lines, this.pageBytes),
-      lineCount: this.lines.length,
+      lineCount: this.lineCount,
       hasMore
     }
   }
@@ -70,13 +72,14 @@ class PageScanner {
   // Completes the current window line; returns false when the page is full (has_more).
   private complete(): boolean {
     if (
-      this.lines.length >= this.request.maxLines ||
+      this.lineCount >= this.request.maxLines ||
       this.pageBytes + this.currentLength > this.request.maxBytes
     )
       return false
     this.lines.push(
       this.current.length === 1 ? this.current[0]! : Buffer.concat(this.current, this.currentLength)
     )
+    this.lineCount++
     this.pageBytes += this.currentLength
     this.current = []
     this.currentLength = 0
@@ -107,14 +110,27 @@ class PageScanner {
       const piece = chunk.subarray(i, end)
       this.currentLength += piece.length
       if (this.currentLength > maxBytes) return { _tag: "line-too-large", line: this.lineNo }
-      this.current.push(Buffer.from(piece))
+      // A view, not a copy: copied once, when the page is built or before the chunk is reused.
+      this.current.push(piece)
       if (nl !== -1) {
         if (!this.complete()) return this.page(true)
         this.lineNo++
       }
       i = end
     }
+    this.detach()
     return undefined
+  }
+
+  /**
+   * The caller reuses the chunk's buffer after `feed` returns without a result: the views into it
+   * (the page's lines so far, the current line's pieces) are copied out first, each into one
+   * buffer (issue 12: a copy per line was most of a page's cost).
+   */
+  private detach(): void {
+    if (this.lines.length > 0)
+      this.lines.splice(0, this.lines.length, Buffer.concat(this.lines, this.pageBytes))
+    if (this.current.length > 0) this.current = [Buffer.concat(this.current, this.currentLength)]
   }
 
   /** End of file: a last line without a final newline completes the page. */
@@ -171,55 +187,83 @@ const readFullySync = (fd: number, buffer: Buffer, length: number): number => {
  * round trip, so a file that fits in it (most files) is paged exactly as before, with no
  * scheduling in between. Every further chunk goes through the thread pool, under the deadline.
  *
- * Fails with the errno error of a failed read.
+ * `beginPage` is that first step as plain code (issue 12: read_text_file runs it without any
+ * fiber step): the page when the first chunk decided it, the failed read, or `rest`, the effect
+ * that reads on.
  */
+export type PageStart =
+  | { readonly _tag: "done"; readonly result: PageResult }
+  | { readonly _tag: "failed"; readonly error: NodeJS.ErrnoException }
+  | {
+      readonly _tag: "more"
+      readonly rest: Effect.Effect<PageResult | { readonly _tag: "deadline" }, NodeJS.ErrnoException>
+    }
+
+export const beginPage = (
+  fd: number,
+  sizeHint: number,
+  request: PageRequest & { readonly timeoutSeconds: number }
+): PageStart => {
+  const scanner = new PageScanner(request)
+  const buffer = Buffer.allocUnsafe(Math.max(BINARY_PROBE, Math.min(CHUNK, sizeHint + 1)))
+  let position = 0
+  /**
+   * Feed `n` bytes just read at `position` out of `requested`: a result, or undefined to read
+   * on. A short read means end of file (the reads retry until full or EOF), which saves the
+   * extra read that would only return 0.
+   */
+  const consume = (n: number, requested: number): PageResult | undefined => {
+    if (n === 0) return scanner.finish()
+    if (position + n > request.maxScanBytes) {
+      // The bound is reached: the bytes up to it may still complete the page.
+      return scanner.feed(buffer.subarray(0, request.maxScanBytes - position)) ?? { _tag: "scan-limit" }
+    }
+    position += n
+    const result = scanner.feed(buffer.subarray(0, n))
+    return result ?? (n < requested ? scanner.finish() : undefined)
+  }
+  // One byte past the bound is read, so a file of exactly maxScanBytes still completes.
+  const nextLength = () => Math.min(buffer.length, request.maxScanBytes + 1 - position)
+  let first: PageResult | undefined
+  try {
+    const length = nextLength()
+    first = consume(readFullySync(fd, buffer, length), length)
+  } catch (error) {
+    return { _tag: "failed", error: error as NodeJS.ErrnoException }
+  }
+  if (first !== undefined) return { _tag: "done", result: first }
+  const rest = Effect.gen(function* () {
+    for (;;) {
+      const length = nextLength()
+      const result = consume(yield* readFully(fd, buffer, length, position), length)
+      if (result !== undefined) return result
+    }
+  }).pipe(
+    Effect.timeoutTo({
+      duration: Duration.seconds(request.timeoutSeconds),
+      onSuccess: (result): PageResult | { readonly _tag: "deadline" } => result,
+      onTimeout: () => ({ _tag: "deadline" }) as const
+    })
+  )
+  return { _tag: "more", rest }
+}
+
+/** The page as one effect (fails with the errno error of a failed read). */
 export const readPage = (
   fd: number,
   sizeHint: number,
   request: PageRequest & { readonly timeoutSeconds: number }
 ): Effect.Effect<PageResult | { readonly _tag: "deadline" }, NodeJS.ErrnoException> =>
   Effect.suspend(() => {
-    const scanner = new PageScanner(request)
-    const buffer = Buffer.allocUnsafe(Math.max(BINARY_PROBE, Math.min(CHUNK, sizeHint + 1)))
-    let position = 0
-    /**
-     * Feed `n` bytes just read at `position` out of `requested`: a result, or undefined to read
-     * on. A short read means end of file (the reads retry until full or EOF), which saves the
-     * extra read that would only return 0.
-     */
-    const consume = (n: number, requested: number): PageResult | undefined => {
-      if (n === 0) return scanner.finish()
-      if (position + n > request.maxScanBytes) {
-        // The bound is reached: the bytes up to it may still complete the page.
-        return scanner.feed(buffer.subarray(0, request.maxScanBytes - position)) ?? { _tag: "scan-limit" }
-      }
-      position += n
-      const result = scanner.feed(buffer.subarray(0, n))
-      return result ?? (n < requested ? scanner.finish() : undefined)
+    const start = beginPage(fd, sizeHint, request)
+    switch (start._tag) {
+      case "done":
+        return Effect.succeed(start.result)
+      case "failed":
+        return Effect.fail(start.error)
+      case "more":
+        return start.rest
     }
-    // One byte past the bound is read, so a file of exactly maxScanBytes still completes.
-    const nextLength = () => Math.min(buffer.length, request.maxScanBytes + 1 - position)
-    let first: PageResult | undefined
-    try {
-      const length = nextLength()
-      first = consume(readFullySync(fd, buffer, length), length)
-    } catch (error) {
-      return Effect.fail(error as NodeJS.ErrnoException)
-    }
-    if (first !== undefined) return Effect.succeed(first)
-    return Effect.gen(function* () {
-      for (;;) {
-        const length = nextLength()
-        const result = consume(yield* readFully(fd, buffer, length, position), length)
-        if (result !== undefined) return result
-      }
-    }).pipe(
-      Effect.timeoutTo({
-        duration: Duration.seconds(request.timeoutSeconds),
-        onSuccess: (result): PageResult | { readonly _tag: "deadline" } => result,
-        onTimeout: () => ({ _tag: "deadline" }) as const
-      })
-    )
   })
 
 const strictUtf8 = new TextDecoder("utf-8", { fatal: true, ignoreBOM: true })

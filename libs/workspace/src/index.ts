@@ -37,7 +37,8 @@ export {
   isDirectory,
   isRegular,
   isSymlink,
-  timestampOf
+  timestampOf,
+  timestampOfSeconds
 } from "./FileKind.js"
 export {
   guardName,

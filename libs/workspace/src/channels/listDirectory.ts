@@ -1,34 +1,86 @@
 import type { EntryInfo, ListDirectoryInput, ListDirectoryOutput, ReadError } from "@serverfs/domain"
-import { AT, fstatat, O, readdir, readdirAsync } from "@serverfs/posix"
-import { Effect } from "effect"
-import { type ChannelContext, resolve } from "../ChannelContext.js"
+import { AT, close, fstatatEntries, O, type ReaddirResult, readdir, readdirAsync } from "@serverfs/posix"
+import { Effect, Either } from "effect"
+import { type ChannelContext, resolveNow } from "../ChannelContext.js"
 import { compareCodePoints } from "../CodePointOrder.js"
-import { openDirectory } from "../DescriptorWalk.js"
+import { openDirectorySync, WalkFailure } from "../DescriptorWalk.js"
 import { filterInSlices, sortInSlices } from "../EventLoopSlices.js"
-import { entryTypeOfMode, timestampOf } from "../FileKind.js"
+import { entryTypeOfMode, timestampOfSeconds } from "../FileKind.js"
 import { toWalkError } from "../OsError.js"
 import { isLargeDirectory } from "../TreeWalk.js"
 
-/** lstat each name below the held directory; a name that vanished since the scan is skipped. */
+/**
+ * lstat each name below the held directory, in one call into the addon (issue 12: a Stat object
+ * per entry was most of a page's cost); a name that vanished since the scan is skipped.
+ */
 const describeEntries = (fd: number, relative: string, names: ReadonlyArray<string>): EntryInfo[] => {
+  const stats = fstatatEntries(fd, names, AT.SYMLINK_NOFOLLOW)
   const entries: EntryInfo[] = []
-  for (const name of names) {
-    let stat: ReturnType<typeof fstatat>
-    try {
-      stat = fstatat(fd, name, AT.SYMLINK_NOFOLLOW)
-    } catch {
-      continue
-    }
+  for (let i = 0; i < names.length; i++) {
+    const stat = stats[i]
+    if (stat === undefined) continue
+    const name = names[i]!
     const type = entryTypeOfMode(stat.mode)
     entries.push({
       name,
       path: relative === "" ? name : `${relative}/${name}`,
       type,
       size: type === "file" ? stat.size : null,
-      modified_at: timestampOf(stat.mtimeNs)
+      modified_at: timestampOfSeconds(stat.mtimeSeconds)
     })
   }
   return entries
+}
+
+interface Listing {
+  readonly fd: number
+  readonly relative: string
+  readonly allowed: (name: string) => boolean
+  readonly limit: number
+}
+
+/** The page of the sorted visible names, described. */
+const pageOf = (
+  listing: Listing,
+  input: ListDirectoryInput,
+  visible: ReadonlyArray<string>
+): ListDirectoryOutput => {
+  const entries = describeEntries(
+    listing.fd,
+    listing.relative,
+    visible.slice(input.offset, input.offset + listing.limit)
+  )
+  return {
+    workdir: input.workdir,
+    path: input.path,
+    entries,
+    offset: input.offset,
+    limit: listing.limit,
+    returned: entries.length,
+    has_more: input.offset + listing.limit < visible.length
+  }
+}
+
+/**
+ * A large directory (issue 14) must not hold the event loop: read on the thread pool, then
+ * filtered and sorted in slices with yields in between. The fd is closed when this ends, an
+ * interruption included.
+ */
+const listLarge = (
+  listing: Listing,
+  input: ListDirectoryInput,
+  restore: <A, E>(effect: Effect.Effect<A, E>) => Effect.Effect<A, E>
+): Effect.Effect<ListDirectoryOutput, ReadError> => {
+  const at = { workdir: input.workdir, path: input.path }
+  const list = Effect.gen(function* () {
+    const read: ReaddirResult = yield* Effect.tryPromise({
+      try: () => readdirAsync(listing.fd),
+      catch: (e) => toWalkError(e, at)
+    })
+    const allowed = yield* filterInSlices(read.names, listing.allowed)
+    return pageOf(listing, input, yield* sortInSlices(allowed, compareCodePoints))
+  })
+  return restore(list).pipe(Effect.ensuring(Effect.sync(() => close(listing.fd))))
 }
 
 /**
@@ -37,43 +89,45 @@ const describeEntries = (fd: number, relative: string, names: ReadonlyArray<stri
  * returned slice is lstat'ed (entries that vanish meanwhile are skipped). Symlinks are reported,
  * never followed.
  *
- * A directory of hundreds of thousands of entries must not hold the event loop (issue 14): it is
- * read on the thread pool, then filtered and sorted in slices with yields in between.
+ * A small directory (most) is listed by plain synchronous code in one Effect.suspend: readdir,
+ * filter and sort of a few thousand names cost less than the fiber steps around them (issue 12).
  */
 export const listDirectory = (
   context: ChannelContext,
   input: ListDirectoryInput
 ): Effect.Effect<ListDirectoryOutput, ReadError> =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const resolved = yield* resolve(context, input.workdir, input.path)
+  // Uninterruptible until the fd's release is in place (as acquireRelease's acquire is).
+  Effect.uninterruptibleMask((restore) =>
+    Effect.suspend((): Effect.Effect<ListDirectoryOutput, ReadError> => {
+      const resolved = resolveNow(context, input.workdir, input.path)
+      if (Either.isLeft(resolved)) return Either.left(resolved.left)
+      const { workdir, relative, components } = resolved.right
       const at = { workdir: input.workdir, path: input.path }
-      const limit = Math.min(input.limit, context.settings.maxListEntries)
-      const root = context.rootOf(resolved.workdir)
-      const fd = yield* openDirectory(root, resolved.components, O.PATH, at)
-      // A large directory is read on the thread pool; a small one inline, which is cheaper.
-      const listing = isLargeDirectory(fd)
-        ? yield* Effect.tryPromise({ try: () => readdirAsync(fd), catch: (e) => toWalkError(e, at) })
-        : yield* Effect.try({ try: () => readdir(fd), catch: (e) => toWalkError(e, at) })
-      const policy = resolved.workdir.policy
-      const allowed = yield* filterInSlices(
-        listing.names,
-        (name) => policy.checkChild(resolved.relative, name) === "allowed"
-      )
-      const visible = yield* sortInSlices(allowed, compareCodePoints)
-      const entries = describeEntries(
+      let fd: number
+      try {
+        fd = openDirectorySync(context.rootOf(workdir), components, O.PATH, at)
+      } catch (error) {
+        return Either.left(error instanceof WalkFailure ? error.error : toWalkError(error, at))
+      }
+      const listing: Listing = {
         fd,
-        resolved.relative,
-        visible.slice(input.offset, input.offset + limit)
-      )
-      return {
-        workdir: input.workdir,
-        path: input.path,
-        entries,
-        offset: input.offset,
-        limit,
-        returned: entries.length,
-        has_more: input.offset + limit < visible.length
+        relative,
+        allowed: (name) => workdir.policy.checkChild(relative, name) === "allowed",
+        limit: Math.min(input.limit, context.settings.maxListEntries)
+      }
+      if (isLargeDirectory(fd)) return listLarge(listing, input, restore)
+      try {
+        let read: ReaddirResult
+        try {
+          read = readdir(fd)
+        } catch (error) {
+          return Either.left(toWalkError(error, at))
+        }
+        return Either.right(
+          pageOf(listing, input, read.names.filter(listing.allowed).sort(compareCodePoints))
+        )
+      } finally {
+        close(fd)
       }
     })
   )

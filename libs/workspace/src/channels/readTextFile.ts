@@ -6,17 +6,18 @@ import {
   type ReadError,
   ReadLimitExceeded,
   type ReadTextFileOutput,
-  UnsupportedTextEncoding
+  UnsupportedTextEncoding,
+  type WalkError
 } from "@serverfs/domain"
 import type { ResolvedPath } from "@serverfs/policy"
-import { fstat, O } from "@serverfs/posix"
-import { Effect } from "effect"
-import { type ChannelContext, resolve } from "../ChannelContext.js"
-import { openParent } from "../DescriptorWalk.js"
-import { toWalkError } from "../OsError.js"
-import { openRegularFile } from "../RegularFile.js"
-import { revisionOf } from "../Revision.js"
-import { decodeUtf8, readPage } from "../TextPage.js"
+import { close, fstat, O, type Stat } from "@serverfs/posix"
+import { Effect, Either } from "effect"
+import { type ChannelContext, resolveNow } from "../ChannelContext.js"
+import { openDirectorySync, WalkFailure } from "../DescriptorWalk.js"
+import { type At, toWalkError } from "../OsError.js"
+import { type OpenedFile, openRegularFileSync } from "../RegularFile.js"
+import { revisionOf, sameRevision } from "../Revision.js"
+import { beginPage, decodeUtf8, type PageResult } from "../TextPage.js"
 
 export interface TextWindow {
   readonly startLine: number
@@ -32,11 +33,56 @@ export interface TextPageRead {
   readonly revision: string
 }
 
+type Page = PageResult | { readonly _tag: "deadline" }
+
+/** The page's outcome: its codes, the revision check and strict UTF-8 (tool-contracts §2.5). */
+const finishPage = (
+  page: Page,
+  file: OpenedFile,
+  resolved: ResolvedPath,
+  revision: string,
+  maxScanBytes: number,
+  readTimeoutSeconds: number,
+  at: At
+): Either.Either<TextPageRead, ReadError> => {
+  if (page._tag === "deadline") {
+    return Either.left(new ReadLimitExceeded({ ...at, limit: "deadline", value: readTimeoutSeconds }))
+  }
+  if (page._tag === "scan-limit") {
+    return Either.left(new ReadLimitExceeded({ ...at, limit: "scan_bytes", value: maxScanBytes }))
+  }
+  if (page._tag === "binary") return Either.left(new BinaryFile(at))
+  if (page._tag === "line-too-large") {
+    return Either.left(new LineTooLarge({ ...at, line: page.line, maxBytes: resolved.workdir.maxReadBytes }))
+  }
+  let after: Stat
+  try {
+    after = fstat(file.fd)
+  } catch (error) {
+    return Either.left(toWalkError(error, at))
+  }
+  if (!sameRevision(after, file.stat)) return Either.left(new FileChangedDuringRead(at))
+  const content = decodeUtf8(page.bytes)
+  if (content === undefined) return Either.left(new UnsupportedTextEncoding(at))
+  return Either.right({
+    resolved,
+    content,
+    bytes: page.bytes.length,
+    lineCount: page.lineCount,
+    hasMore: page.hasMore,
+    revision
+  })
+}
+
 /**
  * One page of a text file through the descriptor walk (tool-contracts §2.5). The revision is
  * taken from the fd before reading and compared after: a file that changed under the read is
  * refused rather than returned with a revision it does not match. Shared by read_text_file
  * and the resource template.
+ *
+ * A page found in the first chunk (most reads) is plain synchronous code in one Effect.suspend
+ * (issue 12). The parent fd is closed as soon as the file is open; the file's fd is closed before
+ * this returns, or when the further reads end (an interruption included).
  */
 export const readTextPage = (
   context: ChannelContext,
@@ -44,48 +90,58 @@ export const readTextPage = (
   path: string,
   window: TextWindow
 ): Effect.Effect<TextPageRead, ReadError> =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const resolved = yield* resolve(context, workdir, path)
+  // Uninterruptible until the fd's release is in place (as acquireRelease's acquire is); the
+  // further reads themselves stay interruptible (the deadline).
+  Effect.uninterruptibleMask((restore) =>
+    Effect.suspend((): Effect.Effect<TextPageRead, ReadError> => {
+      const resolvedOrError = resolveNow(context, workdir, path)
+      if (Either.isLeft(resolvedOrError)) return Either.left(resolvedOrError.left)
+      const resolved = resolvedOrError.right
       const at = { workdir, path }
-      if (resolved.components.length === 0) return yield* new NotAFile(at)
+      const { components } = resolved
+      if (components.length === 0) return Either.left(new NotAFile(at))
       const root = context.rootOf(resolved.workdir)
-      const parent = yield* openParent(root, resolved.components, O.PATH, at)
-      const file = yield* openRegularFile(parent.fd, parent.name, O.RDONLY, at)
+      let parent: number
+      try {
+        parent = openDirectorySync(root, components.slice(0, -1), O.PATH, at)
+      } catch (error) {
+        return Either.left(error instanceof WalkFailure ? error.error : toWalkError(error, at))
+      }
+      let opened: OpenedFile | WalkError
+      try {
+        opened = openRegularFileSync(parent, components[components.length - 1]!, O.RDONLY, at)
+      } finally {
+        close(parent)
+      }
+      if (!("fd" in opened)) return Either.left(opened)
+      const file = opened
       const revision = revisionOf(file.stat)
       const { maxReadScanBytes, readTimeoutSeconds } = context.settings
       // Bounded in bytes scanned and in time (issue 14): a large start_line on a huge or sparse
       // file ends with READ_LIMIT_EXCEEDED instead of holding the server. The deadline
-      // interrupts between two chunk reads (waiting for the one in flight); the scope then closes
-      // the fd.
-      const page = yield* readPage(file.fd, file.stat.size, {
-        startLine: window.startLine,
-        maxLines: Math.min(window.maxLines, resolved.workdir.maxReadLines),
-        maxBytes: resolved.workdir.maxReadBytes,
-        maxScanBytes: maxReadScanBytes,
-        timeoutSeconds: readTimeoutSeconds
-      }).pipe(Effect.mapError((e) => toWalkError(e, at)))
-      if (page._tag === "deadline") {
-        return yield* new ReadLimitExceeded({ ...at, limit: "deadline", value: readTimeoutSeconds })
-      }
-      if (page._tag === "scan-limit") {
-        return yield* new ReadLimitExceeded({ ...at, limit: "scan_bytes", value: maxReadScanBytes })
-      }
-      if (page._tag === "binary") return yield* new BinaryFile(at)
-      if (page._tag === "line-too-large") {
-        return yield* new LineTooLarge({ ...at, line: page.line, maxBytes: resolved.workdir.maxReadBytes })
-      }
-      const after = yield* Effect.try({ try: () => fstat(file.fd), catch: (e) => toWalkError(e, at) })
-      if (revisionOf(after) !== revision) return yield* new FileChangedDuringRead(at)
-      const content = decodeUtf8(page.bytes)
-      if (content === undefined) return yield* new UnsupportedTextEncoding(at)
-      return {
-        resolved,
-        content,
-        bytes: page.bytes.length,
-        lineCount: page.lineCount,
-        hasMore: page.hasMore,
-        revision
+      // interrupts between two chunk reads (waiting for the one in flight); the fd is closed after.
+      const finish = (page: Page) =>
+        finishPage(page, file, resolved, revision, maxReadScanBytes, readTimeoutSeconds, at)
+      // The fd is closed here unless the further reads take it over (and close it when they end).
+      let handedOver = false
+      try {
+        const start = beginPage(file.fd, file.stat.size, {
+          startLine: window.startLine,
+          maxLines: Math.min(window.maxLines, resolved.workdir.maxReadLines),
+          maxBytes: resolved.workdir.maxReadBytes,
+          maxScanBytes: maxReadScanBytes,
+          timeoutSeconds: readTimeoutSeconds
+        })
+        if (start._tag === "failed") return Either.left(toWalkError(start.error, at))
+        if (start._tag === "done") return finish(start.result)
+        handedOver = true
+        return restore(start.rest).pipe(
+          Effect.mapError((e) => toWalkError(e, at)),
+          Effect.flatMap(finish),
+          Effect.ensuring(Effect.sync(() => close(file.fd)))
+        )
+      } finally {
+        if (!handedOver) close(file.fd)
       }
     })
   )

@@ -1,9 +1,9 @@
 import type { ReadError, StatFileInput, StatFileOutput } from "@serverfs/domain"
-import { AT, fstat, fstatat, O, type Stat } from "@serverfs/posix"
-import { Effect } from "effect"
+import { AT, close, fstat, fstatat, O, type Stat } from "@serverfs/posix"
+import { Effect, Either } from "effect"
 import mime from "mime-types"
-import { type ChannelContext, resolve } from "../ChannelContext.js"
-import { openParent } from "../DescriptorWalk.js"
+import { type ChannelContext, resolveNow } from "../ChannelContext.js"
+import { openDirectorySync, WalkFailure } from "../DescriptorWalk.js"
 import { entryTypeOfMode, timestampOf } from "../FileKind.js"
 import { toWalkError } from "../OsError.js"
 import { revisionOf } from "../Revision.js"
@@ -26,36 +26,46 @@ export const mimeTypeOf = (name: string): string => {
 /**
  * stat_file (tool-contracts §2.6): lstat of the final component through the walk; a final symlink
  * is reported as `symlink` (its target never revealed); "" is the root.
+ *
+ * Plain synchronous code in one Effect.suspend (issue 12): every step is a syscall on the event
+ * loop, so a chain of effects (scope, acquire/release, one Effect.try per call) bought nothing
+ * but per-call fiber work. The parent fd is closed before this returns, whatever happens.
  */
+const statNow = (context: ChannelContext, input: StatFileInput): Either.Either<StatFileOutput, ReadError> => {
+  const resolved = resolveNow(context, input.workdir, input.path)
+  if (Either.isLeft(resolved)) return Either.left(resolved.left)
+  const { components, workdir } = resolved.right
+  const at = { workdir: input.workdir, path: input.path }
+  const root = context.rootOf(workdir)
+  const name = components[components.length - 1] ?? ""
+  let stat: Stat
+  try {
+    if (components.length === 0) {
+      stat = fstat(root)
+    } else {
+      const parent = openDirectorySync(root, components.slice(0, -1), O.PATH, at)
+      try {
+        stat = fstatat(parent, name, AT.SYMLINK_NOFOLLOW)
+      } finally {
+        close(parent)
+      }
+    }
+  } catch (error) {
+    return Either.left(error instanceof WalkFailure ? error.error : toWalkError(error, at))
+  }
+  const type = entryTypeOfMode(stat.mode)
+  return Either.right({
+    workdir: input.workdir,
+    path: input.path,
+    type,
+    size: type === "file" ? stat.size : null,
+    modified_at: timestampOf(stat.mtimeNs),
+    mime_type: type === "file" ? mimeTypeOf(name) : null,
+    revision: revisionOf(stat)
+  })
+}
+
 export const statFile = (
   context: ChannelContext,
   input: StatFileInput
-): Effect.Effect<StatFileOutput, ReadError> =>
-  Effect.scoped(
-    Effect.gen(function* () {
-      const resolved = yield* resolve(context, input.workdir, input.path)
-      const at = { workdir: input.workdir, path: input.path }
-      const root = context.rootOf(resolved.workdir)
-      let stat: Stat
-      if (resolved.components.length === 0) {
-        stat = yield* Effect.try({ try: () => fstat(root), catch: (e) => toWalkError(e, at) })
-      } else {
-        const parent = yield* openParent(root, resolved.components, O.PATH, at)
-        stat = yield* Effect.try({
-          try: () => fstatat(parent.fd, parent.name, AT.SYMLINK_NOFOLLOW),
-          catch: (e) => toWalkError(e, at)
-        })
-      }
-      const type = entryTypeOfMode(stat.mode)
-      const name = resolved.components[resolved.components.length - 1] ?? ""
-      return {
-        workdir: input.workdir,
-        path: input.path,
-        type,
-        size: type === "file" ? stat.size : null,
-        modified_at: timestampOf(stat.mtimeNs),
-        mime_type: type === "file" ? mimeTypeOf(name) : null,
-        revision: revisionOf(stat)
-      }
-    })
-  )
+): Effect.Effect<StatFileOutput, ReadError> => Effect.suspend(() => statNow(context, input))
