@@ -139,7 +139,7 @@ describe.skipIf(!hasNix)("flake.nix (offline, stub nixpkgs)", () => {
       // The unit of docs/deploy with exactly its ExecStart line replaced (a changed ExecStart in
       // docs/deploy would otherwise leave the module starting /usr/bin/node silently).
       const expected = readFileSync(path.join(repoRoot, "docs/deploy", unit), "utf8").replace(
-        `ExecStart=/usr/bin/node %h/.local/lib/serverfs/apps/${app}/dist/main.js`,
+        `ExecStart=/usr/bin/node %h/.local/lib/serverfs/apps/${app}/dist/bundle/${program}.js`,
         `ExecStart=/nix/store/stub-serverfs/bin/${program}`
       )
       expect(expected).toContain(`bin/${program}`)
