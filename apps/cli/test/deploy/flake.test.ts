@@ -110,7 +110,7 @@ describe.skipIf(!hasNix)("flake.nix (offline, stub nixpkgs)", () => {
       expect(system.shell).toBe(true)
       expect(system.unresolved).toBe(0)
       expect(system.install).toMatch(
-        /--add-flags \$out\/lib\/serverfs\/apps\/\$\{program%%:\*\}\/dist\/main\.js/
+        /--add-flags \$out\/lib\/serverfs\/apps\/\$\{program%%:\*\}\/dist\/bundle\/\$\{program#\*:\}\.js/
       )
       expect(system.install).toContain("mcp:serverfs-mcp bridge:serverfs-bridge cli:serverfs")
     }
