@@ -39,6 +39,8 @@ export default defineConfig({
     // Integration tests start real child processes; two workers match CI's two cores.
     poolOptions: { forks: { maxForks: 2, minForks: 1 } },
     reporters: ["default"],
+    // The integration tests start the shipped bundles; rebuild them if dist/ is newer.
+    globalSetup: ["./scripts/vitest-bundles.mjs"],
     projects: [
       {
         extends: true,

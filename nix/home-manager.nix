@@ -22,7 +22,7 @@ let
     name: app: program:
     pkgs.writeText name (
       builtins.replaceStrings
-        [ "ExecStart=/usr/bin/node %h/.local/lib/serverfs/apps/${app}/dist/main.js" ]
+        [ "ExecStart=/usr/bin/node %h/.local/lib/serverfs/apps/${app}/dist/bundle/${program}.js" ]
         [ "ExecStart=${cfg.package}/bin/${program}" ]
         (builtins.readFile (deploy + "/${name}"))
     );

@@ -44,7 +44,7 @@ buildNpmPackage {
     cp -r package.json node_modules apps libs docs $out/lib/serverfs/
     for program in mcp:serverfs-mcp bridge:serverfs-bridge cli:serverfs; do
       makeWrapper ${lib.getExe nodejs_20} $out/bin/''${program#*:} \
-        --add-flags $out/lib/serverfs/apps/''${program%%:*}/dist/main.js
+        --add-flags $out/lib/serverfs/apps/''${program%%:*}/dist/bundle/''${program#*:}.js
     done
     runHook postInstall
   '';

@@ -29,7 +29,7 @@ const env = {
   SERVERFS_AGENT_ENABLE_FAKE_RUNTIME: "true"
 }
 
-const bridge = spawn(process.execPath, [path.join(root, "apps/bridge/dist/main.js")], {
+const bridge = spawn(process.execPath, [path.join(root, "apps/bridge/dist/bundle/serverfs-bridge.js")], {
   env,
   stdio: ["ignore", "ignore", "pipe"]
 })
@@ -52,7 +52,7 @@ const client = new Client({ name: "serverfs-demo-agents", version: "1.0.0" })
 await client.connect(
   new StdioClientTransport({
     command: process.execPath,
-    args: [path.join(root, "apps/mcp/dist/main.js")],
+    args: [path.join(root, "apps/mcp/dist/bundle/serverfs-mcp.js")],
     env
   })
 )

@@ -8,7 +8,7 @@ import { demoEnv, root } from "./demo-env.mjs"
 
 const transport = new StdioClientTransport({
   command: process.execPath,
-  args: [path.join(root, "apps/mcp/dist/main.js")],
+  args: [path.join(root, "apps/mcp/dist/bundle/serverfs-mcp.js")],
   env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ...demoEnv }
 })
 const client = new Client({ name: "serverfs-demo", version: "1.0.0" })

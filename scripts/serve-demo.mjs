@@ -6,7 +6,7 @@ import { spawn } from "node:child_process"
 import * as path from "node:path"
 import { demoEnv, root } from "./demo-env.mjs"
 
-const child = spawn(process.execPath, [path.join(root, "apps/mcp/dist/main.js")], {
+const child = spawn(process.execPath, [path.join(root, "apps/mcp/dist/bundle/serverfs-mcp.js")], {
   env: { ...process.env, ...demoEnv },
   stdio: "inherit"
 })

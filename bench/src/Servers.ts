@@ -8,7 +8,7 @@ import type { ServerLaunch } from "./McpDriver.js"
  * Where the two servers' entry points are. Both are plain `node <entry>` processes, started with
  * this Node binary, so neither gets a shell or an npx wrapper the other lacks.
  *
- * - serverfs-mcp: the `bin` of the workspace package @serverfs/mcp (its built dist/main.js),
+ * - serverfs-mcp: the `bin` of the workspace package @serverfs/mcp (its bundle, dist/bundle/serverfs-mcp.js),
  *   or SERVERFS_MCP_MAIN.
  * - server-filesystem: the `bin` of @modelcontextprotocol/server-filesystem as resolved from this
  *   package, or from BENCH_DEPS_DIR (a scratch `npm install` folder) when the workspace does not

@@ -20,7 +20,7 @@ set -euo pipefail
 out=${1:?usage: make-rootfs.sh OUT_DIR}
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 [ -e "$out" ] && { echo "make-rootfs: $out exists; give a new directory" >&2; exit 2; }
-[ -f "$repo/apps/mcp/dist/main.js" ] || { echo "make-rootfs: apps/mcp/dist is missing; run npm run build" >&2; exit 2; }
+[ -f "$repo/apps/mcp/dist/bundle/serverfs-mcp.js" ] || { echo "make-rootfs: apps/mcp/dist is missing; run npm run build" >&2; exit 2; }
 [ -f "$repo/libs/posix/build/Release/serverfs_posix.node" ] || { echo "make-rootfs: the posix addon is not built; run npm ci" >&2; exit 2; }
 
 mkdir -p "$out"

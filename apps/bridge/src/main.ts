@@ -26,12 +26,10 @@ const start = handleProgramArguments({
   description:
     "The Agent Bridge daemon: runs delegated Agent tasks for serverfs-mcp and owns the workdir leases,\nserving its private RPC on a Unix socket (SERVERFS_AGENT_BRIDGE_SOCKET)."
 })
-// Node's ESM loader reads every static import of a graph at once, one descriptor per file in
-// flight: the daemon's ~900 modules took more than 256 descriptors at start-up, so a bridge
-// under a small LimitNOFILE failed to start ("Cannot find package": a package.json read that
-// met EMFILE). Effect's own ~400 modules are loaded first, as one stage, which keeps the peak
-// under 200 (apps/bridge/test/startupDescriptors.test.ts).
-if (start) {
-  await import("effect")
-  await import("./Daemon.js")
-}
+// The shipped program is the bundle (scripts/bundle.mjs): a handful of files, so start-up no
+// longer opens one descriptor per module (a bridge under LimitNOFILE=256 once failed to start
+// while Node's ESM loader read ~900 modules at once; apps/bridge/test/startupDescriptors.test.ts).
+// The daemon is a dynamic import so that the V8 flag above is set before any of it loads; it
+// must not be preceded by `import("effect")`: a dynamic import of the package index keeps all
+// of it (and fast-check) in the bundle, about 1 MiB of source more to compile and keep resident.
+if (start) await import("./Daemon.js")

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest"
 import { keys, operatorCli, submitScripted, waitStatus as waitCliStatus } from "./support.js"
 
 /**
- * The operator CLI end to end (issue 10): the real `serverfs` binary (apps/cli/dist/main.js)
+ * The operator CLI end to end (issue 10): the real `serverfs` binary (apps/cli/dist/bundle/serverfs.js)
  * against a real `serverfs-bridge` and a real `serverfs-mcp` over stdio. list/show/events/cancel
  * of scripted tasks; `--follow` until the end, and Ctrl-C ending it with 0; `leases`; `recover`
  * clearing the guard a SIGKILLed bridge left (the run claims to survive, so the restarted

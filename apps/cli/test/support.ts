@@ -4,7 +4,7 @@ import { Schema } from "effect"
 
 /**
  * What the CLI's end-to-end tests share (operator.test.ts, observe.test.ts): the real `serverfs`
- * binary (apps/cli/dist/main.js) run with a stack's environment, every output kept for the
+ * binary (apps/cli/dist/bundle/serverfs.js) run with a stack's environment, every output kept for the
  * privacy checks; scripted-task submission over the stack's MCP client; waiting on a status
  * through the CLI itself.
  */

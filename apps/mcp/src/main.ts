@@ -15,7 +15,6 @@ import { handleProgramArguments } from "@serverfs/policy/ProgramArguments"
 import { AuditLog, AuditSink, JsonLoggerLive } from "@serverfs/telemetry-local"
 import { DateTime, Effect, Layer } from "effect"
 import { withClientVisibleExitCode } from "./ConfigurationErrorReply.js"
-import { serveHttp } from "./http/HttpServer.js"
 import { McpServerLayer } from "./Layers.js"
 import { McpServer } from "./McpServer.js"
 import { startupFields } from "./StartupLog.js"
@@ -44,6 +43,9 @@ const program = Effect.gen(function* () {
   if (configuration.unknownVariables.length > 0)
     yield* audit.emit("WARNING", "unknown_variables", { names: configuration.unknownVariables })
   if (http.settings.transport === "http") {
+    // Loaded only here: the HTTP stack (Hono's node server, the SDK's Streamable HTTP transport)
+    // is not part of a stdio server's start-up (docs/performance.md, "Cold start and memory").
+    const { serveHttp } = yield* Effect.promise(() => import("./http/HttpServer.js"))
     // Serves until SIGTERM/SIGINT interrupts it; the scope's release drains and closes it.
     return yield* Effect.scoped(
       Effect.zipRight(

@@ -13,8 +13,8 @@ export interface ReadableCheckout {
 }
 
 const programsOf = (root: string) => ({
-  bridgeMain: path.join(root, "apps/bridge/dist/main.js"),
-  mcpMain: path.join(root, "apps/mcp/dist/main.js")
+  bridgeMain: path.join(root, "apps/bridge/dist/bundle/serverfs-bridge.js"),
+  mcpMain: path.join(root, "apps/mcp/dist/bundle/serverfs-mcp.js")
 })
 
 /** Whether `uid` can read `file` (every directory above it searchable): asked as that user. */

@@ -1,6 +1,6 @@
 /**
  * Test support: a sandbox of real directories and a real `serverfs-bridge` process (the built
- * apps/bridge/dist/main.js) talked to through the real RPC client over its Unix socket.
+ * apps/bridge/dist/bundle/serverfs-bridge.js) talked to through the real RPC client over its Unix socket.
  */
 import { type ChildProcess, spawn } from "node:child_process"
 import * as fs from "node:fs"
@@ -14,11 +14,11 @@ import { Data, Duration, Effect } from "effect"
 
 const here = path.dirname(fileURLToPath(import.meta.url))
 export const repoRoot = path.resolve(here, "..", "..", "..", "..")
-export const bridgeMain = path.join(repoRoot, "apps", "bridge", "dist", "main.js")
+export const bridgeMain = path.join(repoRoot, "apps", "bridge", "dist", "bundle", "serverfs-bridge.js")
 
 export const assertBuilt = (): void => {
   if (!fs.existsSync(bridgeMain)) {
-    throw new Error("build the bridge first: cd /work/main && npx tsc -b tsconfig.build.json")
+    throw new Error("build the bridge first: npm run build")
   }
 }
 

@@ -110,7 +110,7 @@ describe.skipIf(!hasNix)("flake.nix (offline, stub nixpkgs)", () => {
       expect(system.shell).toBe(true)
       expect(system.unresolved).toBe(0)
       expect(system.install).toMatch(
-        /--add-flags \$out\/lib\/serverfs\/apps\/\$\{program%%:\*\}\/dist\/main\.js/
+        /--add-flags \$out\/lib\/serverfs\/apps\/\$\{program%%:\*\}\/dist\/bundle\/\$\{program#\*:\}\.js/
       )
       expect(system.install).toContain("mcp:serverfs-mcp bridge:serverfs-bridge cli:serverfs")
     }
@@ -139,7 +139,7 @@ describe.skipIf(!hasNix)("flake.nix (offline, stub nixpkgs)", () => {
       // The unit of docs/deploy with exactly its ExecStart line replaced (a changed ExecStart in
       // docs/deploy would otherwise leave the module starting /usr/bin/node silently).
       const expected = readFileSync(path.join(repoRoot, "docs/deploy", unit), "utf8").replace(
-        `ExecStart=/usr/bin/node %h/.local/lib/serverfs/apps/${app}/dist/main.js`,
+        `ExecStart=/usr/bin/node %h/.local/lib/serverfs/apps/${app}/dist/bundle/${program}.js`,
         `ExecStart=/nix/store/stub-serverfs/bin/${program}`
       )
       expect(expected).toContain(`bin/${program}`)

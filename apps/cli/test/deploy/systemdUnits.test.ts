@@ -163,7 +163,7 @@ describe("systemd --user units (docs/deploy)", () => {
       )
       const execStart = lastValue(settings, "Service", "ExecStart") ?? ""
       expect(execStart).toMatch(
-        /^\/usr\/bin\/node %h\/\.local\/lib\/serverfs\/apps\/(bridge|mcp)\/dist\/main\.js$/
+        /^\/usr\/bin\/node %h\/\.local\/lib\/serverfs\/apps\/(bridge|mcp)\/dist\/bundle\/serverfs-(bridge|mcp)\.js$/
       )
     })
   }

@@ -19,11 +19,11 @@ import { certificate, PUBLIC_ADDRESS, startServer, type TestServer } from "./sup
 
 /**
  * The file ingress against a loopback HTTPS server, through the real fetcher process
- * (apps/mcp/dist/ingress/fetcher.js: run `npm run build` after changing it). The test allowance
+ * (apps/mcp/dist/bundle/fetcher.js: run `npm run build` after changing it). The test allowance
  * adds the test CA, the server's port, 127.0.0.2 as a "public" address and fixed DNS answers;
  * 127.0.0.1 stays loopback and refused. Every refusal returns no bytes.
  */
-const fetcherPath = path.join(repoRoot, "apps/mcp/dist/ingress/fetcher.js")
+const fetcherPath = path.join(repoRoot, "apps/mcp/dist/bundle/fetcher.js")
 const MAX = 1024 * 1024
 const GOOD = randomBytes(300 * 1024)
 const EVIL = Buffer.from("bytes from the rebound address")

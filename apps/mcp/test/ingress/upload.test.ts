@@ -41,7 +41,7 @@ beforeAll(async () => {
     maxRedirects: 3,
     fetchTimeoutSeconds: 10,
     timeoutSeconds: 20,
-    fetcherPath: path.join(repoRoot, "apps/mcp/dist/ingress/fetcher.js"),
+    fetcherPath: path.join(repoRoot, "apps/mcp/dist/bundle/fetcher.js"),
     testAllowance: {
       caPem: server.caPem,
       port: server.port,
