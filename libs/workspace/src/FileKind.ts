@@ -39,10 +39,25 @@ export const entryTypeOfDirent = (type: number): EntryType | "unknown" => {
 export const timestampOf = (ns: bigint): string =>
   timestampOfSeconds(Number(ns >= 0n ? ns / 1_000_000_000n : (ns - 999_999_999n) / 1_000_000_000n))
 
+const SECONDS_PER_DAY = 86_400
+const pad2 = (n: number): string => (n < 10 ? `0${n}` : String(n))
+/** The last day formatted (`YYYY-MM-DDT`): the entries of one listing mostly share a few days. */
+let lastDay = Number.NaN
+let lastDayText = ""
+
 /**
- * The same from whole seconds (st_mtim.tv_sec). A plain Date, not effect's DateTime: this runs
- * once per listed entry, and the ISO text is the same (a time outside Date's range throws, as
- * DateTime.unsafeMake did).
+ * The same from whole seconds (st_mtim.tv_sec). This runs once per listed entry (issue 12), so
+ * the date part comes from Date once per day and the time of day is plain arithmetic; a time
+ * outside Date's range throws, as DateTime.unsafeMake did.
  */
-export const timestampOfSeconds = (seconds: number): string =>
-  `${new Date(seconds * 1000).toISOString().slice(0, 19)}Z`
+export const timestampOfSeconds = (seconds: number): string => {
+  const day = Math.floor(seconds / SECONDS_PER_DAY)
+  if (day !== lastDay) {
+    lastDayText = new Date(day * SECONDS_PER_DAY * 1000).toISOString().slice(0, 11)
+    lastDay = day
+  }
+  const inDay = seconds - day * SECONDS_PER_DAY
+  const hours = Math.floor(inDay / 3600)
+  const minutes = Math.floor((inDay % 3600) / 60)
+  return `${lastDayText}${pad2(hours)}:${pad2(minutes)}:${pad2(inDay % 60)}Z`
+}
