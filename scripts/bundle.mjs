@@ -18,6 +18,7 @@ import { chmod, readFile, rename, rm, stat, writeFile } from "node:fs/promises"
 import { dirname, join, relative, resolve, sep } from "node:path"
 import { fileURLToPath } from "node:url"
 import { build } from "esbuild"
+import { warmCodeCache } from "./code-cache.mjs"
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 
@@ -25,7 +26,12 @@ const root = resolve(dirname(fileURLToPath(import.meta.url)), "..")
 const OUT = "dist/bundle"
 
 const programs = [
-  { app: "mcp", entries: { "serverfs-mcp": "dist/main.js", fetcher: "dist/ingress/fetcher.js" } },
+  {
+    app: "mcp",
+    entries: { "serverfs-mcp": "dist/main.js", fetcher: "dist/ingress/fetcher.js" },
+    // The server behind the entry, as CommonJS run with V8's code cache (see serverAsCommonJs).
+    commonJs: { entry: "dist/Server.js", importer: "dist/main.js", name: "serverfs-mcp-server" }
+  },
   { app: "bridge", entries: { "serverfs-bridge": "dist/main.js" } },
   { app: "cli", entries: { serverfs: "dist/main.js" } }
 ]
@@ -85,6 +91,49 @@ const nativeAddon = {
   }
 }
 
+/**
+ * serverfs-mcp's cold start (docs/performance.md, "Cold start"): Node 20 has no compile cache
+ * for ES modules, so the server module the entry imports (dist/Server.js) is bundled a second
+ * time as CommonJS, and the entry's `import("./Server.js")` becomes a run of that bundle through
+ * libs/policy CodeCache.ts, which reads the functions V8 compiled in the build's warm-up run
+ * (scripts/code-cache.mjs). Unbundled (dist/main.js) the entry imports Server.js as written.
+ */
+const serverAsCommonJs = (appDir, { importer, name }) => ({
+  name: "server-as-commonjs",
+  setup(b) {
+    b.onResolve({ filter: /^\.\/Server\.js$/ }, (args) =>
+      args.importer === join(appDir, importer) ? { path: name, namespace: "serverfs-code-cache" } : undefined
+    )
+    b.onLoad({ filter: /.*/, namespace: "serverfs-code-cache" }, () => ({
+      contents: `import { runCommonJsBundle } from "@serverfs/policy/CodeCache"\nrunCommonJsBundle(new URL("./${name}.cjs", import.meta.url))\n`,
+      loader: "js",
+      resolveDir: join(appDir, "dist")
+    }))
+  }
+})
+
+/** The CommonJS bundle of a server module; `import.meta.url` is the bundle file's own URL. */
+const buildCommonJs = (appDir, next, { entry, name }) =>
+  build({
+    absWorkingDir: appDir,
+    entryPoints: { [name]: join(appDir, entry) },
+    outdir: next,
+    outExtension: { ".js": ".cjs" },
+    bundle: true,
+    format: "cjs",
+    platform: "node",
+    target: "node20",
+    external,
+    plugins: [inlineRelativeJson, nativeAddon],
+    define: { "import.meta.url": "__serverfs_import_meta_url" },
+    banner: { js: 'var __serverfs_import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
+    minifyWhitespace: true,
+    minifySyntax: true,
+    legalComments: "none",
+    logLevel: "warning",
+    metafile: true
+  })
+
 const INPUTS = "inputs.json"
 
 /** Whether an app's bundle is missing or older than one of the files it was built from. */
@@ -100,7 +149,7 @@ const isStale = async (appDir) => {
 }
 
 /** Builds into a fresh directory and swaps it in, so a program started meanwhile never sees half. */
-const bundle = async ({ app, entries }) => {
+const bundle = async ({ app, entries, commonJs }) => {
   const appDir = join(root, "apps", app)
   const next = join(appDir, `${OUT}.next-${process.pid}`)
   await rm(next, { recursive: true, force: true })
@@ -116,7 +165,7 @@ const bundle = async ({ app, entries }) => {
     platform: "node",
     target: "node20",
     external,
-    plugins: [inlineRelativeJson, nativeAddon],
+    plugins: [inlineRelativeJson, nativeAddon, ...(commonJs ? [serverAsCommonJs(appDir, commonJs)] : [])],
     // Flat, so that every output file is at the same depth (see nativeAddon).
     chunkNames: "[name]-[hash]",
     // A bundled CommonJS dependency calls require() for Node built-ins; ESM has no require.
@@ -132,12 +181,21 @@ const bundle = async ({ app, entries }) => {
     metafile: true
   })
   for (const name of Object.keys(entries)) await chmod(join(next, `${name}.js`), 0o755)
-  const inputs = Object.keys(result.metafile.inputs).filter((f) => !f.startsWith("<"))
+  const commonJsResult = commonJs ? await buildCommonJs(appDir, next, commonJs) : undefined
+  const inputs = [
+    ...new Set(
+      [result, commonJsResult]
+        .flatMap((r) => (r ? Object.keys(r.metafile.inputs) : []))
+        .filter((f) => !f.startsWith("<") && !f.includes(":"))
+    )
+  ]
   await writeFile(join(next, INPUTS), `${JSON.stringify(inputs)}\n`)
   const old = join(appDir, `${OUT}.old-${process.pid}`)
   await rename(join(appDir, OUT), old).catch(() => undefined)
   await rename(next, join(appDir, OUT))
   await rm(old, { recursive: true, force: true })
+  // Warmed where it is run from: V8 records the file name in the cache's functions.
+  if (commonJs) await warmCodeCache(join(appDir, OUT, `${commonJs.name}.cjs`))
   process.stdout.write(`bundle: apps/${app}/${OUT}: ${Object.keys(result.metafile.outputs).length} files\n`)
 }
 

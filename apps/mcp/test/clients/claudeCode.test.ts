@@ -89,7 +89,7 @@ describe.skipIf(claudeBinary === undefined)(
       })
       const listed = await claude(["mcp", "list"])
       expect(listed.code, excerpt(listed.stderr)).toBe(0)
-      expect(listed.stdout).toMatch(/^serverfs: node .*main\.js - ✔ Connected$/m)
+      expect(listed.stdout).toMatch(/^serverfs: node .*serverfs-mcp\.js - ✔ Connected$/m)
     }, 180_000)
 
     it("stdio, a configuration error: `claude mcp list` says Failed and the reason is in Claude's MCP log", async () => {
