@@ -93,8 +93,8 @@ export const warmCodeCache = async (bundle) => {
 }
 
 if (process.argv[2] === "--serve") {
-  const { keepYoungGenerationSmall } = await import(policy("HeapTuning.js"))
+  const { keepHeapSmall } = await import(policy("HeapTuning.js"))
   const { runCommonJsBundle } = await import(policy("CodeCache.js"))
-  keepYoungGenerationSmall()
+  keepHeapSmall()
   runCommonJsBundle(pathToFileURL(process.argv[3]), { writeOnExit: true })
 }

@@ -1,14 +1,14 @@
 #!/usr/bin/env node
 import { createRequire } from "node:module"
-import { keepYoungGenerationSmall } from "@serverfs/policy/HeapTuning"
+import { keepHeapSmall } from "@serverfs/policy/HeapTuning"
 import { handleProgramArguments } from "@serverfs/policy/ProgramArguments"
 
 /**
- * serverfs-bridge's entry point: it keeps V8's young generation small (HeapTuning.ts: the idle
+ * serverfs-bridge's entry point: it keeps V8's heap small (HeapTuning.ts: the idle
  * daemon's RSS) before anything else is loaded, then starts the daemon (Daemon.ts) in two
  * loading stages.
  */
-keepYoungGenerationSmall()
+keepHeapSmall()
 // --help/--version print and exit 0, any other argument exits 2, before the configuration is
 // read: the decision module imports nothing, so a normal start pays for one small file.
 const { version } = createRequire(import.meta.url)("../package.json") as { readonly version: string }

@@ -21,9 +21,9 @@ afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 /** Runs `bundle` in a fresh process; prints what the bundle printed, then the cache use. */
 const run = (bundle: string, writeOnExit = false) => {
   const script = `
-    const { keepYoungGenerationSmall } = await import(${JSON.stringify(heapTuning)})
+    const { keepHeapSmall } = await import(${JSON.stringify(heapTuning)})
     const { runCommonJsBundle } = await import(${JSON.stringify(codeCache)})
-    keepYoungGenerationSmall()
+    keepHeapSmall()
     const use = runCommonJsBundle(new URL(${JSON.stringify(pathToFileURL(bundle).href)}), { writeOnExit: ${writeOnExit} })
     process.stdout.write(" " + use)`
   const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" })
@@ -62,8 +62,8 @@ describe("the code cache of a CommonJS bundle", () => {
     expect(fs.existsSync(`${server}.cache`)).toBe(true)
     // Compiled only (not run): a run would start the server.
     const script = `
-      const { keepYoungGenerationSmall } = await import(${JSON.stringify(heapTuning)})
-      keepYoungGenerationSmall()
+      const { keepHeapSmall } = await import(${JSON.stringify(heapTuning)})
+      keepHeapSmall()
       const { Script } = await import("node:vm")
       const fs = await import("node:fs")
       const file = ${JSON.stringify(server)}
