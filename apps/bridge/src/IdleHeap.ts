@@ -35,7 +35,8 @@ export const shouldCollect = (utilization: number, heapUsed: number, afterLastCo
  */
 const compactingCollector = (): (() => void) => {
   setFlagsFromString("--expose-gc")
-  const gc = runInNewContext("gc") as () => void
+  const gc: unknown = runInNewContext("gc")
+  if (typeof gc !== "function") throw new Error("V8 did not expose gc after --expose-gc")
   return () => {
     setFlagsFromString("--compact-on-every-full-gc")
     try {
