@@ -372,7 +372,7 @@ export const runBridge = async (
         unit: "events/s",
         serverfs: single(parallel.rate),
         baselines: [{ label: rawEvents, summary: single(rawRate) }],
-        limits: [{ stat: "p50", atLeast: 5000 }]
+        limits: [{ stat: "p50", atLeast: 20_000 }]
       },
       {
         operation: `  1 task × events:${plan.eventsPerTask} (first → last event created_at)`,

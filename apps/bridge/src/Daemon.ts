@@ -12,6 +12,7 @@ import { serveRpc } from "@serverfs/rpc"
 import { AuditLog, AuditSink } from "@serverfs/telemetry-local"
 import { Cause, Effect, Layer, Option } from "effect"
 import { BridgeSettingsTag } from "./BridgeSettingsTag.js"
+import { releaseHeapWhenIdle } from "./IdleHeap.js"
 import { BridgeLayer } from "./Layers.js"
 import { rpcHandlers } from "./RpcHandlers.js"
 import { RuntimeRegistry } from "./RuntimeRegistry.js"
@@ -72,6 +73,8 @@ const RpcEndpointLive = Layer.scopedDiscard(
     })
     yield* tasks.reconcileAtStartup
     yield* reconciled.open
+    // Start-up's garbage is given back at the first idle second, each burst's after it ends.
+    yield* releaseHeapWhenIdle
     yield* audit.emit("INFO", "bridge_started", {
       version: BRIDGE_VERSION,
       runtimes: registry.names(),

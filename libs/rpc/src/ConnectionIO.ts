@@ -15,13 +15,20 @@ import { type Frame, LineBuffer } from "./LineBuffer.js"
  */
 export type Incoming = Frame | { readonly _tag: "End" }
 
+export type Sent = "sent" | "pending" | "closed"
+
 const END: Incoming = { _tag: "End" }
 
 export interface ConnectionIO {
   /** The next request line, TooLarge, or End once the peer closed or the socket failed. */
   readonly next: Effect.Effect<Incoming>
-  /** Write one frame, waiting for `drain` if needed; false if the socket is gone. */
-  readonly write: (frame: Uint8Array) => Effect.Effect<boolean>
+  /**
+   * Hand one frame to the socket now, synchronously: "sent" when the kernel took all of it,
+   * "pending" when the rest waits for `drain` (see `drained`), "closed" if the socket is gone.
+   */
+  readonly send: (frame: Uint8Array) => Effect.Effect<Sent>
+  /** After a "pending" send: true once the socket drained, false if it closed first. */
+  readonly drained: Effect.Effect<boolean>
   /** Flush what was written, send FIN and wait until the socket is closed. */
   readonly finish: Effect.Effect<void>
   /**
@@ -73,32 +80,41 @@ export const connectionIO = (socket: net.Socket, maxLineBytes: number): Connecti
     })
   })
 
-  const write = (frame: Uint8Array): Effect.Effect<boolean> =>
-    Effect.async<boolean>((resume) => {
-      if (socket.destroyed || !socket.writable) {
-        resume(Effect.succeed(false))
-        return
-      }
-      if (socket.write(frame)) {
-        resume(Effect.succeed(true))
-        return
-      }
-      const onDrain = (): void => {
-        cleanup()
-        resume(Effect.succeed(true))
-      }
-      const onClose = (): void => {
-        cleanup()
-        resume(Effect.succeed(false))
-      }
-      const cleanup = (): void => {
-        socket.off("drain", onDrain)
-        socket.off("close", onClose)
-      }
-      socket.on("drain", onDrain)
-      socket.on("close", onClose)
-      return Effect.sync(cleanup)
+  // The write is not an async effect: the server waits for a drain under its idle timeout, and
+  // a timeout runs its effect in a forked fiber, which the scheduler runs after every fiber
+  // forked before it — a task.submit's turn, started just before the answer, ran its whole
+  // scripted task before the answer reached the kernel (docs/performance.md, issue 12).
+  const send = (frame: Uint8Array): Effect.Effect<Sent> =>
+    Effect.sync(() => {
+      if (socket.destroyed || !socket.writable) return "closed"
+      return socket.write(frame) ? "sent" : "pending"
     })
+
+  const drained = Effect.async<boolean>((resume) => {
+    if (socket.destroyed) {
+      resume(Effect.succeed(false))
+      return
+    }
+    if (socket.writableLength === 0) {
+      resume(Effect.succeed(true))
+      return
+    }
+    const onDrain = (): void => {
+      cleanup()
+      resume(Effect.succeed(true))
+    }
+    const onClose = (): void => {
+      cleanup()
+      resume(Effect.succeed(false))
+    }
+    const cleanup = (): void => {
+      socket.off("drain", onDrain)
+      socket.off("close", onClose)
+    }
+    socket.on("drain", onDrain)
+    socket.on("close", onClose)
+    return Effect.sync(cleanup)
+  })
 
   const untilClosed = (start: () => void): Effect.Effect<void> =>
     Effect.async<void>((resume) => {
@@ -131,5 +147,5 @@ export const connectionIO = (socket: net.Socket, maxLineBytes: number): Connecti
       socket.resume()
     })
 
-  return { next, write, finish, closeWith }
+  return { next, send, drained, finish, closeWith }
 }

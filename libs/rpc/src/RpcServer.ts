@@ -118,8 +118,11 @@ const serveConnection = (
       }
       const frame = yield* answer(handle, decodeRequest(incoming.bytes))
       // A client that went away mid-request only loses its answer; one that does not read it
-      // within the idle timeout is closed.
-      if (!Option.getOrElse(yield* waiting(io.write(frame)), () => false)) return
+      // within the idle timeout is closed. The frame goes to the kernel before this fiber
+      // yields (ConnectionIO.send); only a full socket buffer makes it wait.
+      const sent = yield* io.send(frame)
+      if (sent === "closed") return
+      if (sent === "pending" && !Option.getOrElse(yield* waiting(io.drained), () => false)) return
     }
   }).pipe(Effect.ensuring(Effect.sync(() => socket.destroy())))
 

@@ -38,6 +38,7 @@ const makeStore = Effect.gen(function* () {
   yield* Effect.orDie(sql`PRAGMA foreign_keys = ON`)
   yield* Effect.orDie(sql`PRAGMA busy_timeout = 5000`)
   yield* Effect.orDie(sql`PRAGMA synchronous = NORMAL`)
+  yield* Effect.orDie(sql`PRAGMA cache_size = -256`)
   // Under the write lock: a second connection opening the same file meanwhile (tests plant tasks
   // side by side; the bridge itself holds an instance lock) waits for the schema instead of
   // taking the Migrator's "already running" answer and writing to tables not yet created.

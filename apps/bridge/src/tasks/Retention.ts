@@ -50,21 +50,29 @@ export class Retention extends Effect.Service<Retention>()("@serverfs/bridge/Ret
         return outcome.usageBytes + reserve <= settings.stateMaxBytes
       })
 
-    const collectGarbage: Effect.Effect<void> = Effect.gen(function* () {
-      // Most calls find nothing old enough: one indexed read, and the guards are not even read.
-      const now = yield* Clock.currentTimeMillis
-      const cutoff = DateTime.formatIso(DateTime.unsafeMake(now - settings.retentionSeconds * 1000))
-      if ((yield* store.listTerminalTaskIdsOlderThan(cutoff)).length > 0)
-        yield* store.gc({
-          retentionSeconds: settings.retentionSeconds,
-          protectedTaskIds: yield* guardedTaskIds
-        })
-      yield* enforceBudget(0)
-    }).pipe(
-      // Collection is best effort: a defect here is logged, never fails the submit or turn that ran it.
-      Effect.catchAllDefect((defect) => Effect.logError("garbage collection failed", defect))
+    const bestEffort = <A>(effect: Effect.Effect<A>) =>
+      effect.pipe(
+        Effect.asVoid,
+        // Collection is best effort: a defect here is logged, never fails the submit or turn that ran it.
+        Effect.catchAllDefect((defect) => Effect.logError("garbage collection failed", defect))
+      )
+
+    /** Finished tasks past the retention, collected. */
+    const collectExpired: Effect.Effect<void> = bestEffort(
+      Effect.gen(function* () {
+        // Most calls find nothing old enough: one indexed read, and the guards are not even read.
+        const now = yield* Clock.currentTimeMillis
+        const cutoff = DateTime.formatIso(DateTime.unsafeMake(now - settings.retentionSeconds * 1000))
+        if ((yield* store.listTerminalTaskIdsOlderThan(cutoff)).length > 0)
+          yield* store.gc({
+            retentionSeconds: settings.retentionSeconds,
+            protectedTaskIds: yield* guardedTaskIds
+          })
+      })
     )
 
-    return { enforceBudget, collectGarbage } as const
+    const collectGarbage: Effect.Effect<void> = Effect.zipRight(collectExpired, bestEffort(enforceBudget(0)))
+
+    return { enforceBudget, collectExpired, collectGarbage } as const
   })
 }) {}

@@ -113,7 +113,9 @@ export class Submission extends Effect.Service<Submission>()("@serverfs/bridge/S
         const idempotencyKey = yield* checkIdempotencyKey(params.idempotency_key ?? null)
         const model = yield* checkModel(params.model ?? null)
         const continueFrom = params.continue_from_task_id ?? null
-        yield* retention.collectGarbage
+        // Only the expired tasks here: the budget is enforced below, under the submit lock, with
+        // room for this task (enforcing it here too read the storage totals twice per submit).
+        yield* retention.collectExpired
         if (utf8Length(params.prompt) > settings.maxPromptBytes) {
           return yield* new AgentPromptTooLarge({
             message: `the prompt exceeds ${settings.maxPromptBytes} bytes`

@@ -134,6 +134,18 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("@serverfs/bridge/T
         )
     })
 
+    /**
+     * The turn's first step waits for the event loop's next check phase. A forked fiber runs as
+     * soon as the forking one yields, and a turn's first stretch is synchronous SQLite work
+     * (queued → starting → running, task.started; a scripted task runs to its end): started
+     * inline it ran before task.submit's answer was written, adding ~0.5 ms to every submit and
+     * a whole scripted task to some (docs/performance.md, "Bridge submit and memory").
+     */
+    const afterThisTurnOfTheLoop = Effect.async<void>((resume) => {
+      const pending = setImmediate(() => resume(Effect.void))
+      return Effect.sync(() => clearImmediate(pending))
+    })
+
     const drive = ({ task, prompt, adapter, workdir, liveTask, resume }: Turn): Effect.Effect<void> =>
       Effect.gen(function* () {
         const redaction = new HostPathRedaction(workdir.hostPath, allRoots)
@@ -174,7 +186,8 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("@serverfs/bridge/T
      * turn interrupted by anything but a terminal move is the bridge stopping: BRIDGE_SHUTDOWN
      * (a no-op when cancel, a deadline or an expiry already ended it).
      */
-    const start = (turn: Turn) => launch(turn.task, turn.liveTask, drive(turn))
+    const start = (turn: Turn) =>
+      launch(turn.task, turn.liveTask, Effect.zipRight(afterThisTurnOfTheLoop, drive(turn)))
 
     /** `start` with another body (a restart's re-attach, Reattachment.ts). */
     const launch = (task: TaskRecord, liveTask: LiveTask, body: Effect.Effect<void>) =>
