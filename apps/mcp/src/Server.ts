@@ -17,12 +17,14 @@ import { McpServer } from "./McpServer.js"
 import { startupFields } from "./StartupLog.js"
 
 /**
- * serverfs-mcp's server, started when main.ts imports this module: the MCP server over stdio (the default) or Streamable HTTP
- * (SERVERFS_MCP_TRANSPORT=http, http/HttpServer.ts). stdout carries protocol frames only (nothing
- * at all over HTTP); every log line is JSON on stderr. Exit codes: 0 on stdin EOF (stdio) or
- * SIGTERM/SIGINT, 2 on a configuration error (one line:
- * `ServerFS: configuration error: <VARIABLE>: <problem>`, and the same line as the JSON-RPC
- * error answering a stdio client's first request: ConfigurationErrorReply.ts), 1 otherwise.
+ * serverfs-mcp's server. main.ts starts it by importing this module; the shipped bundle runs this
+ * module's own CommonJS bundle with V8's code cache instead (scripts/bundle.mjs). It serves MCP
+ * over stdio (the default) or Streamable HTTP (SERVERFS_MCP_TRANSPORT=http, http/HttpServer.ts).
+ * stdout carries protocol frames only (nothing at all over HTTP); every log line is JSON on
+ * stderr. Exit codes: 0 on stdin EOF (stdio) or SIGTERM/SIGINT, 2 on a configuration error (one
+ * line: `ServerFS: configuration error: <VARIABLE>: <problem>`, and the same line as the
+ * JSON-RPC error answering a stdio client's first request: ConfigurationErrorReply.ts), 1
+ * otherwise.
  */
 const program = Effect.gen(function* () {
   const server = yield* McpServer
