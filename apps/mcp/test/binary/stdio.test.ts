@@ -139,7 +139,11 @@ describe("binary transfer over stdio", () => {
     ])
     expect(sha(fs.readFileSync(path.join(tree.root, "img", "copy.png")))).toBe(sha(PNG))
 
-    const records = await mcp.auditWhen((r) => r.filter((x) => x.event === "tool_call").length >= 3)
+    // The audit line of a call follows its response (the stderr sink writes after the turn):
+    // wait for the upload's own line, the last of the three.
+    const records = await mcp.auditWhen((r) =>
+      r.some((x) => x.tool === "upload_binary_file" && x.success === true)
+    )
     const down = records.find((r) => r.tool === "download_binary_file" && r.success === true)
     expect(down).toMatchObject({
       bytes_returned: PNG.length,
