@@ -8,7 +8,7 @@ import {
   type MethodResult,
   PROTOCOL_VERSION
 } from "@serverfs/domain"
-import { Context, Duration, Effect, Layer, Schema } from "effect"
+import { Context, Effect, Layer, Schema } from "effect"
 import { LineBuffer } from "./LineBuffer.js"
 import { newRequestId } from "./RequestId.js"
 import { type CallError, decodeResponse, protocolFailure } from "./ResponseDecoder.js"
@@ -46,8 +46,20 @@ const unavailable = (): AgentBridgeUnavailable => new AgentBridgeUnavailable({ m
 
 type TransportError = AgentBridgeUnavailable | AgentBridgeProtocolError
 
-/** Send one request line and read one response line (without its "\n"). */
-const exchange = (socketPath: string, request: Uint8Array): Effect.Effect<Uint8Array, TransportError> =>
+/** setTimeout's longest delay; a longer one would fire at once. */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
+/**
+ * Send one request line and read one response line (without its "\n"), within `timeoutMs` from
+ * the connect. The bound is a plain timer cleared by the socket event that ends the exchange:
+ * `Effect.timeoutFail` would race it against a sleeping fiber, about 38 KiB of allocation per
+ * call (issue 12, docs/performance.md "Bridge submit and memory").
+ */
+const exchange = (
+  socketPath: string,
+  request: Uint8Array,
+  timeoutMs: number
+): Effect.Effect<Uint8Array, TransportError> =>
   Effect.scoped(
     Effect.flatMap(connectUnix(socketPath), (socket) =>
       Effect.async<Uint8Array, TransportError>((resume) => {
@@ -67,7 +79,9 @@ const exchange = (socketPath: string, request: Uint8Array): Effect.Effect<Uint8A
           cleanup()
           resume(Effect.fail(unavailable()))
         }
-        const cleanup = (): void => {
+        const timer = setTimeout(onGone, Math.min(timeoutMs, MAX_TIMER_MS))
+        function cleanup(): void {
+          clearTimeout(timer)
           socket.off("connect", onConnect)
           socket.off("data", onData)
           socket.off("end", onGone)
@@ -89,7 +103,7 @@ export const makeBridgeClient = (options: BridgeClientOptions): BridgeClientServ
   if (!(Number.isFinite(options.timeoutSeconds) && options.timeoutSeconds > 0)) {
     throw new RangeError("BridgeClient: timeoutSeconds must be a positive number")
   }
-  const timeout = Duration.millis(options.timeoutSeconds * 1000)
+  const timeoutMs = options.timeoutSeconds * 1000
   const call = <M extends BridgeMethod>(
     method: M,
     params: MethodParams<M>
@@ -113,9 +127,7 @@ export const makeBridgeClient = (options: BridgeClientOptions): BridgeClientServ
       if (request === undefined || request.length - 1 > MAX_FRAME_BYTES) {
         return yield* protocolFailure()
       }
-      const line = yield* exchange(options.socketPath, request).pipe(
-        Effect.timeoutFail({ duration: timeout, onTimeout: unavailable })
-      )
+      const line = yield* exchange(options.socketPath, request, timeoutMs)
       return yield* decodeResponse(line, requestId, method)
     })
   return { call }

@@ -1,5 +1,5 @@
 import type * as net from "node:net"
-import { Effect } from "effect"
+import { Effect, Option } from "effect"
 import { type Frame, LineBuffer } from "./LineBuffer.js"
 
 /**
@@ -12,6 +12,12 @@ import { type Frame, LineBuffer } from "./LineBuffer.js"
  *
  * The socket must have been accepted with `pauseOnConnect` and must already carry an "error"
  * listener (a reset peer must never become an uncaught exception).
+ *
+ * The two waits on the peer (`next`, `drained`) carry their idle bound themselves, as a plain
+ * timer cleared by the socket event that ends the wait: `Effect.timeoutOption` races the wait
+ * against a sleeping fiber, about 38 KiB of allocation per use, and the server waits twice per
+ * call (the request, then the peer's close); issue 12 measured the bridge collecting its young
+ * generation about once per RPC call.
  */
 export type Incoming = Frame | { readonly _tag: "End" }
 
@@ -19,16 +25,29 @@ export type Sent = "sent" | "pending" | "closed"
 
 const END: Incoming = { _tag: "End" }
 
+/** setTimeout's longest delay; a longer one would fire at once (the settings stop at a day). */
+const MAX_TIMER_MS = 2 ** 31 - 1
+
+/** A timer for an idle bound that ends the wait with None. */
+const idleTimer = (idleMs: number, onIdle: () => void): NodeJS.Timeout =>
+  setTimeout(onIdle, Math.min(Math.max(idleMs, 0), MAX_TIMER_MS))
+
 export interface ConnectionIO {
-  /** The next request line, TooLarge, or End once the peer closed or the socket failed. */
-  readonly next: Effect.Effect<Incoming>
+  /**
+   * The next request line, TooLarge, or End once the peer closed or the socket failed; None
+   * when `idleMs` passed first.
+   */
+  readonly next: (idleMs: number) => Effect.Effect<Option.Option<Incoming>>
   /**
    * Hand one frame to the socket now, synchronously: "sent" when the kernel took all of it,
    * "pending" when the rest waits for `drain` (see `drained`), "closed" if the socket is gone.
    */
   readonly send: (frame: Uint8Array) => Effect.Effect<Sent>
-  /** After a "pending" send: true once the socket drained, false if it closed first. */
-  readonly drained: Effect.Effect<boolean>
+  /**
+   * After a "pending" send: true once the socket drained, false if it closed first; None when
+   * `idleMs` passed first.
+   */
+  readonly drained: (idleMs: number) => Effect.Effect<Option.Option<boolean>>
   /** Flush what was written, send FIN and wait until the socket is closed. */
   readonly finish: Effect.Effect<void>
   /**
@@ -66,55 +85,66 @@ export const connectionIO = (socket: net.Socket, maxLineBytes: number): Connecti
   socket.on("end", onEnd)
   socket.on("close", onEnd)
 
-  const next = Effect.async<Incoming>((resume) => {
-    const ready = lines.take() ?? (ended ? END : undefined)
-    if (ready !== undefined) {
-      resume(Effect.succeed(ready))
-      return
-    }
-    waiter = (incoming) => resume(Effect.succeed(incoming))
-    socket.resume()
-    return Effect.sync(() => {
-      waiter = undefined
-      socket.pause()
+  const next = (idleMs: number): Effect.Effect<Option.Option<Incoming>> =>
+    Effect.async<Option.Option<Incoming>>((resume) => {
+      const ready = lines.take() ?? (ended ? END : undefined)
+      if (ready !== undefined) {
+        resume(Effect.succeed(Option.some(ready)))
+        return
+      }
+      const stop = (): void => {
+        clearTimeout(timer)
+        waiter = undefined
+        socket.pause()
+      }
+      const timer = idleTimer(idleMs, () => {
+        stop()
+        resume(Effect.succeed(Option.none()))
+      })
+      waiter = (incoming) => {
+        clearTimeout(timer)
+        resume(Effect.succeed(Option.some(incoming)))
+      }
+      socket.resume()
+      return Effect.sync(stop)
     })
-  })
 
-  // The write is not an async effect: the server waits for a drain under its idle timeout, and
-  // a timeout runs its effect in a forked fiber, which the scheduler runs after every fiber
-  // forked before it — a task.submit's turn, started just before the answer, ran its whole
-  // scripted task before the answer reached the kernel (docs/performance.md, issue 12).
+  // The write is not an async effect: the answer reaches the kernel before the serving fiber
+  // yields. When the write waited behind other fibers (it once ran inside a timeout's forked
+  // fiber), a task.submit's turn, started just before the answer, ran its whole scripted task
+  // before the answer was written (docs/performance.md, issue 12).
   const send = (frame: Uint8Array): Effect.Effect<Sent> =>
     Effect.sync(() => {
       if (socket.destroyed || !socket.writable) return "closed"
       return socket.write(frame) ? "sent" : "pending"
     })
 
-  const drained = Effect.async<boolean>((resume) => {
-    if (socket.destroyed) {
-      resume(Effect.succeed(false))
-      return
-    }
-    if (socket.writableLength === 0) {
-      resume(Effect.succeed(true))
-      return
-    }
-    const onDrain = (): void => {
-      cleanup()
-      resume(Effect.succeed(true))
-    }
-    const onClose = (): void => {
-      cleanup()
-      resume(Effect.succeed(false))
-    }
-    const cleanup = (): void => {
-      socket.off("drain", onDrain)
-      socket.off("close", onClose)
-    }
-    socket.on("drain", onDrain)
-    socket.on("close", onClose)
-    return Effect.sync(cleanup)
-  })
+  const drained = (idleMs: number): Effect.Effect<Option.Option<boolean>> =>
+    Effect.async<Option.Option<boolean>>((resume) => {
+      if (socket.destroyed) {
+        resume(Effect.succeed(Option.some(false)))
+        return
+      }
+      if (socket.writableLength === 0) {
+        resume(Effect.succeed(Option.some(true)))
+        return
+      }
+      const ended = (result: Option.Option<boolean>) => (): void => {
+        cleanup()
+        resume(Effect.succeed(result))
+      }
+      const onDrain = ended(Option.some(true))
+      const onClose = ended(Option.some(false))
+      const timer = idleTimer(idleMs, ended(Option.none()))
+      const cleanup = (): void => {
+        clearTimeout(timer)
+        socket.off("drain", onDrain)
+        socket.off("close", onClose)
+      }
+      socket.on("drain", onDrain)
+      socket.on("close", onClose)
+      return Effect.sync(cleanup)
+    })
 
   const untilClosed = (start: () => void): Effect.Effect<void> =>
     Effect.async<void>((resume) => {

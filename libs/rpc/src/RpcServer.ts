@@ -94,11 +94,14 @@ const serveConnection = (
 ): Effect.Effect<void> =>
   Effect.gen(function* () {
     const io = connectionIO(socket, MAX_FRAME_BYTES)
-    /** `effect` while the connection waits on its peer: idle, evictable, and bounded in time. */
-    const waiting = <A>(effect: Effect.Effect<A>): Effect.Effect<Option.Option<A>> =>
+    const idleMs = Duration.toMillis(idle)
+    /** A wait on the peer (bounded by `idleMs` itself): the connection is idle and evictable. */
+    const waiting = <A>(
+      wait: (idleMs: number) => Effect.Effect<Option.Option<A>>
+    ): Effect.Effect<Option.Option<A>> =>
       Effect.suspend(() => {
         slot.idleSince = performance.now()
-        return Effect.timeoutOption(effect, idle)
+        return wait(idleMs)
       }).pipe(Effect.ensuring(Effect.sync(() => (slot.idleSince = undefined))))
     for (;;) {
       const next = yield* waiting(io.next)
