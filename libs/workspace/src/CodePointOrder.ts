@@ -15,3 +15,16 @@ export const compareCodePoints = (a: string, b: string): number => {
   }
   return a.length - b.length
 }
+
+/** A UTF-16 surrogate: the only units on which code-unit order and code-point order differ. */
+const SURROGATE = /[\uD800-\uDFFF]/
+
+/**
+ * `names` sorted in place by code point. Without a surrogate among them (names above U+FFFF are
+ * rare) code-unit order is code-point order, and the engine's own string sort takes no
+ * comparator call per comparison: 1,000 names in about a third of the time (issue 12).
+ */
+export const sortByCodePoint = (names: string[]): string[] => {
+  for (const name of names) if (SURROGATE.test(name)) return names.sort(compareCodePoints)
+  return names.sort()
+}

@@ -17,7 +17,7 @@ export {
   type ChannelContext,
   resolve
 } from "./ChannelContext.js"
-export { compareCodePoints } from "./CodePointOrder.js"
+export { compareCodePoints, sortByCodePoint } from "./CodePointOrder.js"
 export { mimeTypeOf } from "./channels/statFile.js"
 export {
   openDirectory,

@@ -2,7 +2,7 @@ import type { EntryInfo, ListDirectoryInput, ListDirectoryOutput, ReadError } fr
 import { AT, close, fstatatEntries, O, type ReaddirResult, readdir, readdirAsync } from "@serverfs/posix"
 import { Effect, Either } from "effect"
 import { type ChannelContext, resolveNow } from "../ChannelContext.js"
-import { compareCodePoints } from "../CodePointOrder.js"
+import { compareCodePoints, sortByCodePoint } from "../CodePointOrder.js"
 import { openDirectorySync, WalkFailure } from "../DescriptorWalk.js"
 import { filterInSlices, sortInSlices } from "../EventLoopSlices.js"
 import { entryTypeOfMode, timestampOfSeconds } from "../FileKind.js"
@@ -123,9 +123,7 @@ export const listDirectory = (
         } catch (error) {
           return Either.left(toWalkError(error, at))
         }
-        return Either.right(
-          pageOf(listing, input, read.names.filter(listing.allowed).sort(compareCodePoints))
-        )
+        return Either.right(pageOf(listing, input, sortByCodePoint(read.names.filter(listing.allowed))))
       } finally {
         close(fd)
       }
