@@ -15,6 +15,7 @@ import { ResultPublisher } from "./ResultPublisher.js"
 import { TaskControl } from "./TaskControl.js"
 import { Terminations } from "./Terminations.js"
 import { TurnRunner } from "./TurnRunner.js"
+import { holdWriterLease } from "./WriterLease.js"
 
 /** How long the adapter may take to prove the turn live (connect, resume, read, replays). */
 const ATTACH_BOUND = "60 seconds"
@@ -98,15 +99,7 @@ export class Reattachment extends Effect.Service<Reattachment>()("@serverfs/brid
         let returned = false
         const held = yield* Effect.gen(function* () {
           if (task.profile !== "workspace-write") return
-          yield* Effect.acquireRelease(leases.acquire(workdir.slot, workdir.alias), () =>
-            Effect.zipRight(
-              Effect.sync(() => {
-                liveTask.leaseSlot = undefined
-              }),
-              leases.release(workdir.slot)
-            )
-          )
-          liveTask.leaseSlot = workdir.slot
+          yield* holdWriterLease(leases, liveTask, workdir)
           // Removed at the end only if the turn is proven stopped: it returned after this process
           // followed it, or the adapter's reconcile says so.
           yield* guards.adoptScoped(task, () => returned && confirmed)

@@ -34,6 +34,7 @@ import { checkCorrelationId, checkIdempotencyKey, checkModel, requestFingerprint
 import { TaskControl } from "./TaskControl.js"
 import { Terminations } from "./Terminations.js"
 import { TurnRunner } from "./TurnRunner.js"
+import { holdWriterLease } from "./WriterLease.js"
 
 type SubmitError = AgentError | WorkdirNotFound | WorkdirBusy | WorkdirRecoveryRequired
 
@@ -207,15 +208,7 @@ export class Submission extends Effect.Service<Submission>()("@serverfs/bridge/S
                     // side); only its holder may then reconcile a guard left by a run it does not own.
                     // Timed as one acquisition whose exit is classified once (metric + staging).
                     yield* Effect.gen(function* () {
-                      yield* Effect.acquireRelease(leases.acquire(workdir.slot, workdir.alias), () =>
-                        Effect.zipRight(
-                          Effect.sync(() => {
-                            liveTask.leaseSlot = undefined
-                          }),
-                          leases.release(workdir.slot)
-                        )
-                      )
-                      liveTask.leaseSlot = workdir.slot
+                      yield* holdWriterLease(leases, liveTask, workdir)
                       yield* guards.reconcileForeign(workdir.slot, workdir.alias)
                     }).pipe(observations.leaseAcquisition(staging))
                   }
