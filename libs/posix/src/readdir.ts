@@ -30,12 +30,10 @@ export async function readdirAsync(dirfd: number): Promise<ReaddirResult> {
   // event loop back (a macrotask) between two.
   const count = raw.types.length
   const names = new Array<string>(count)
-  let position = 0
+  const split = new NameSplitter(raw.joined)
   for (let i = 0; i < count; i++) {
     if (i > 0 && i % SPLIT_SLICE === 0) await new Promise<void>((resolve) => setImmediate(resolve))
-    const end = raw.joined.indexOf("/", position)
-    names[i] = raw.joined.slice(position, end === -1 ? raw.joined.length : end)
-    position = end + 1
+    names[i] = split.next()
   }
   return { names, types: raw.types, undecodable: raw.undecodable }
 }
@@ -43,8 +41,34 @@ export async function readdirAsync(dirfd: number): Promise<ReaddirResult> {
 /** Names split between two yields of readdirAsync. */
 const SPLIT_SLICE = 4096
 
+/**
+ * The names of the addon's "/"-joined listing ("/" cannot occur in a name, so the split is
+ * unambiguous), each decoded from the UTF-8 bytes into a string of its own. `String#split` and
+ * `slice` would return names of 13 characters or more as slices of the joined string, which V8
+ * compares through a runtime call: sorting 1,000 such names took 430–460 µs against 100 µs for
+ * names of their own (issue 12), and each slice kept the whole listing alive.
+ */
+class NameSplitter {
+  private readonly bytes: Buffer
+  private position = 0
+
+  constructor(joined: string) {
+    this.bytes = Buffer.from(joined, "utf8")
+  }
+
+  next(): string {
+    const end = this.bytes.indexOf(0x2f, this.position)
+    const stop = end === -1 ? this.bytes.length : end
+    const name = this.bytes.toString("utf8", this.position, stop)
+    this.position = stop + 1
+    return name
+  }
+}
+
 const toResult = (raw: { joined: string; types: Uint8Array; undecodable: number }): ReaddirResult => {
-  // "/" cannot occur in a name, so splitting is unambiguous.
-  const names = raw.types.length === 0 ? [] : raw.joined.split("/")
+  const count = raw.types.length
+  const names = new Array<string>(count)
+  const split = new NameSplitter(raw.joined)
+  for (let i = 0; i < count; i++) names[i] = split.next()
   return { names, types: raw.types, undecodable: raw.undecodable }
 }
