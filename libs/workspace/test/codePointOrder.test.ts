@@ -7,14 +7,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { FastCheck } from "effect"
 import { compareCodePoints, sortByCodePoint } from "../src/CodePointOrder.js"
-
-const oracle = (names: ReadonlyArray<string>): string[] =>
-  [...names].sort((x, y) => {
-    const a = Array.from(x, (c) => c.codePointAt(0)!)
-    const b = Array.from(y, (c) => c.codePointAt(0)!)
-    for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]! - b[i]!
-    return a.length - b.length
-  })
+import { byCodePoint as oracle } from "./fixtures/codePoints.js"
 
 /** Characters where the two orders part: ASCII, U+D7FF, U+E000–U+FFFF and above U+FFFF. */
 const edgeChar = FastCheck.constantFrom(

@@ -16,6 +16,7 @@ import {
   withChannels,
   workdirVars
 } from "./fixtures/channels.js"
+import { byCodePoint } from "./fixtures/codePoints.js"
 import { buildTree, closeSockets, makeBase, removeBase, writeRawName } from "./fixtures/tree.js"
 
 let base = ""
@@ -37,15 +38,6 @@ const UNICODE_NAMES = [
   "Z",
   "0"
 ]
-
-/** Sort by code point, written independently of the implementation (arrays of code points). */
-const byCodePoint = (names: ReadonlyArray<string>): string[] =>
-  [...names].sort((x, y) => {
-    const a = Array.from(x, (c) => c.codePointAt(0)!)
-    const b = Array.from(y, (c) => c.codePointAt(0)!)
-    for (let i = 0; i < Math.min(a.length, b.length); i++) if (a[i] !== b[i]) return a[i]! - b[i]!
-    return a.length - b.length
-  })
 
 beforeAll(async () => {
   base = makeBase("serverfs-ws-list-")
