@@ -129,13 +129,13 @@ export const connectionIO = (socket: net.Socket, maxLineBytes: number): Connecti
         resume(Effect.succeed(Option.some(true)))
         return
       }
-      const ended = (result: Option.Option<boolean>) => (): void => {
+      const answer = (result: Option.Option<boolean>) => (): void => {
         cleanup()
         resume(Effect.succeed(result))
       }
-      const onDrain = ended(Option.some(true))
-      const onClose = ended(Option.some(false))
-      const timer = idleTimer(idleMs, ended(Option.none()))
+      const onDrain = answer(Option.some(true))
+      const onClose = answer(Option.some(false))
+      const timer = idleTimer(idleMs, answer(Option.none()))
       const cleanup = (): void => {
         clearTimeout(timer)
         socket.off("drain", onDrain)
