@@ -14,6 +14,7 @@ import { newRequestId } from "./RequestId.js"
 import { type CallError, decodeResponse, protocolFailure } from "./ResponseDecoder.js"
 import { stringifyJson } from "./StrictJson.js"
 import { connectUnix } from "./UnixConnection.js"
+import { waitTimer } from "./WaitTimer.js"
 
 /**
  * The MCP side of the bridge RPC (bridge-internals §1.4, tool-contracts §8): one new
@@ -46,14 +47,9 @@ const unavailable = (): AgentBridgeUnavailable => new AgentBridgeUnavailable({ m
 
 type TransportError = AgentBridgeUnavailable | AgentBridgeProtocolError
 
-/** setTimeout's longest delay; a longer one would fire at once. */
-const MAX_TIMER_MS = 2 ** 31 - 1
-
 /**
  * Send one request line and read one response line (without its "\n"), within `timeoutMs` from
- * the connect. The bound is a plain timer cleared by the socket event that ends the exchange:
- * `Effect.timeoutFail` would race it against a sleeping fiber, about 38 KiB of allocation per
- * call (issue 12, docs/performance.md "Bridge submit and memory").
+ * the connect (a WaitTimer, cleared by the socket event that ends the exchange).
  */
 const exchange = (
   socketPath: string,
@@ -79,7 +75,7 @@ const exchange = (
           cleanup()
           resume(Effect.fail(unavailable()))
         }
-        const timer = setTimeout(onGone, Math.min(timeoutMs, MAX_TIMER_MS))
+        const timer = waitTimer(timeoutMs, onGone)
         function cleanup(): void {
           clearTimeout(timer)
           socket.off("connect", onConnect)

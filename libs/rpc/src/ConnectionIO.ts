@@ -1,6 +1,7 @@
 import type * as net from "node:net"
 import { Effect, Option } from "effect"
 import { type Frame, LineBuffer } from "./LineBuffer.js"
+import { waitTimer } from "./WaitTimer.js"
 
 /**
  * Server-side I/O on one accepted connection, pull-based so the peer gets TCP-style
@@ -13,24 +14,14 @@ import { type Frame, LineBuffer } from "./LineBuffer.js"
  * The socket must have been accepted with `pauseOnConnect` and must already carry an "error"
  * listener (a reset peer must never become an uncaught exception).
  *
- * The two waits on the peer (`next`, `drained`) carry their idle bound themselves, as a plain
- * timer cleared by the socket event that ends the wait: `Effect.timeoutOption` races the wait
- * against a sleeping fiber, about 38 KiB of allocation per use, and the server waits twice per
- * call (the request, then the peer's close); issue 12 measured the bridge collecting its young
- * generation about once per RPC call.
+ * The two waits on the peer (`next`, `drained`) carry their idle bound themselves (WaitTimer.ts):
+ * the server waits twice per call (the request, then the peer's close).
  */
 export type Incoming = Frame | { readonly _tag: "End" }
 
 export type Sent = "sent" | "pending" | "closed"
 
 const END: Incoming = { _tag: "End" }
-
-/** setTimeout's longest delay; a longer one would fire at once (the settings stop at a day). */
-const MAX_TIMER_MS = 2 ** 31 - 1
-
-/** A timer for an idle bound that ends the wait with None. */
-const idleTimer = (idleMs: number, onIdle: () => void): NodeJS.Timeout =>
-  setTimeout(onIdle, Math.min(Math.max(idleMs, 0), MAX_TIMER_MS))
 
 export interface ConnectionIO {
   /**
@@ -97,7 +88,7 @@ export const connectionIO = (socket: net.Socket, maxLineBytes: number): Connecti
         waiter = undefined
         socket.pause()
       }
-      const timer = idleTimer(idleMs, () => {
+      const timer = waitTimer(idleMs, () => {
         stop()
         resume(Effect.succeed(Option.none()))
       })
@@ -135,7 +126,7 @@ export const connectionIO = (socket: net.Socket, maxLineBytes: number): Connecti
       }
       const onDrain = answer(Option.some(true))
       const onClose = answer(Option.some(false))
-      const timer = idleTimer(idleMs, answer(Option.none()))
+      const timer = waitTimer(idleMs, answer(Option.none()))
       const cleanup = (): void => {
         clearTimeout(timer)
         socket.off("drain", onDrain)
