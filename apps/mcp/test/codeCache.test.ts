@@ -4,6 +4,7 @@ import * as os from "node:os"
 import * as path from "node:path"
 import { pathToFileURL } from "node:url"
 import { afterAll, describe, expect, it } from "@effect/vitest"
+import { MODULE_WRAPPER_END, MODULE_WRAPPER_START } from "@serverfs/policy/CodeCache"
 import { mcpMain, repoRoot } from "@serverfs/testkit"
 
 /**
@@ -14,29 +15,34 @@ import { mcpMain, repoRoot } from "@serverfs/testkit"
  */
 const codeCache = pathToFileURL(path.join(repoRoot, "libs/policy/dist/CodeCache.js")).href
 const heapTuning = pathToFileURL(path.join(repoRoot, "libs/policy/dist/HeapTuning.js")).href
+/** A program as the build writes a bundle: inside CommonJS's module wrapper. */
+const wrapped = (source: string) => `${MODULE_WRAPPER_START}${source}${MODULE_WRAPPER_END}`
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "serverfs-code-cache-"))
 afterAll(() => fs.rmSync(dir, { recursive: true, force: true }))
 
 /** Runs `bundle` in a fresh process; prints what the bundle printed, then the cache use. */
 const run = (bundle: string, writeOnExit = false) => {
+  const child = start(bundle, writeOnExit)
+  expect(child.stderr).toBe("")
+  return child.stdout
+}
+
+const start = (bundle: string, writeOnExit = false) => {
   const script = `
     const { keepHeapSmall } = await import(${JSON.stringify(heapTuning)})
     const { runCommonJsBundle } = await import(${JSON.stringify(codeCache)})
     keepHeapSmall()
     const use = runCommonJsBundle(new URL(${JSON.stringify(pathToFileURL(bundle).href)}), { writeOnExit: ${writeOnExit} })
     process.stdout.write(" " + use)`
-  const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" })
-  expect(child.stderr).toBe("")
-  return child.stdout
+  return spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" })
 }
 
 describe("the code cache of a CommonJS bundle", () => {
   const bundle = path.join(dir, "program.cjs")
-  fs.writeFileSync(
-    bundle,
+  const program =
     'const path = require("node:path")\nconst add = (a, b) => a + b\nprocess.stdout.write([add(2, 3), typeof require, path.basename(__filename)].join(" "))\n'
-  )
+  fs.writeFileSync(bundle, wrapped(program))
 
   it("without a cache the bundle runs as CommonJS (require, __filename) and says the cache was absent", () => {
     expect(run(bundle)).toBe("5 function program.cjs absent")
@@ -51,10 +57,25 @@ describe("the code cache of a CommonJS bundle", () => {
   it("a cache that does not fit (another source, or garbage) is refused by V8 and the bundle still runs", () => {
     fs.writeFileSync(`${bundle}.cache`, Buffer.from("not a code cache at all"))
     expect(run(bundle)).toBe("5 function program.cjs rejected")
-    fs.appendFileSync(bundle, "// changed after the cache was written\n")
+    fs.writeFileSync(bundle, wrapped(`${program}// changed after the cache was written\n`))
     run(bundle, true)
-    fs.appendFileSync(bundle, "// and changed again\n")
+    fs.writeFileSync(bundle, wrapped(`${program}// and changed again\n`))
     expect(run(bundle)).toBe("5 function program.cjs rejected")
+  })
+
+  it("a bundle with other than ASCII in it is read as UTF-8, its text intact", () => {
+    const other = path.join(dir, "accents.cjs")
+    fs.writeFileSync(other, wrapped('process.stdout.write("d\u00e9j\u00e0 \u2192 " + "déjà →".length)'))
+    expect(run(other)).toBe("déjà → 6 absent")
+  })
+
+  it("a file that is not a wrapped bundle is refused, naming the file and not its directory", () => {
+    const plain = path.join(dir, "plain.cjs")
+    fs.writeFileSync(plain, 'process.stdout.write("ran")\n')
+    const child = start(plain)
+    expect(child.stdout).toBe("")
+    expect(child.stderr).toContain("plain.cjs is not a wrapped CommonJS bundle")
+    expect(child.stderr).not.toContain(dir)
   })
 
   it("the shipped serverfs-mcp server bundle has a cache, written by the build's warm-up, that V8 takes", () => {
@@ -67,8 +88,7 @@ describe("the code cache of a CommonJS bundle", () => {
       const { Script } = await import("node:vm")
       const fs = await import("node:fs")
       const file = ${JSON.stringify(server)}
-      const source = "(function (exports, require, module, __filename, __dirname) { " + fs.readFileSync(file, "utf8") + "\\n});"
-      const s = new Script(source, { filename: file, cachedData: fs.readFileSync(file + ".cache") })
+      const s = new Script(fs.readFileSync(file, "latin1"), { filename: file, cachedData: fs.readFileSync(file + ".cache") })
       process.stdout.write(String(s.cachedDataRejected))`
     const child = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8" })
     expect(child.stdout).toBe("false")
