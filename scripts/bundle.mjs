@@ -138,6 +138,7 @@ const buildCommonJs = async (appDir, next, { entry, name }) => {
     banner: { js: 'var __serverfs_import_meta_url = require("node:url").pathToFileURL(__filename).href;' },
     minifyWhitespace: true,
     minifySyntax: true,
+    minifyIdentifiers: true,
     legalComments: "none",
     logLevel: "warning",
     metafile: true
@@ -187,10 +188,12 @@ const bundle = async ({ app, entries, commonJs }) => {
     banner: {
       js: 'import { createRequire as __serverfsCreateRequire } from "node:module"; const require = __serverfsCreateRequire(import.meta.url);'
     },
-    // Less source text to parse and keep resident; identifiers keep their names (error classes
-    // and stack traces read the same as unbundled).
+    // Less source text to read, parse and keep resident (docs/performance.md, "Cold start is
+    // memory touched"). Short identifiers too: nothing reads a function's or class's name (a
+    // frozen error's name is its code), so only a stack trace reads differently.
     minifyWhitespace: true,
     minifySyntax: true,
+    minifyIdentifiers: true,
     legalComments: "none",
     logLevel: "warning",
     metafile: true
