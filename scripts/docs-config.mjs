@@ -68,14 +68,9 @@ for (const [, code] of errors.matchAll(/^\| `([A-Z][A-Z0-9_]*)` \|/gm)) {
   if (!registered.has(code)) problems.push(`docs/errors.md: ${code} is not a registered frozen code`)
 }
 
-// docs/rpc.md: each method's row lists exactly the codes of its error schema
+// docs/rpc.md: each method's row lists exactly the codes of its error set
 const rpc = fs.readFileSync(path.join(root, "docs/rpc.md"), "utf8")
-const tagsOf = (schema) =>
-  Array.isArray(schema.members)
-    ? schema.members.map((member) => member._tag)
-    : typeof schema._tag === "string"
-      ? [schema._tag]
-      : []
+const tagsOf = (errorSet) => errorSet.classes.map((errorClass) => errorClass._tag)
 for (const [method, contract] of Object.entries(domain.BRIDGE_METHODS)) {
   const row = rpc
     .split("\n")

@@ -194,12 +194,12 @@ export {
   renderError
 } from "./errors/ErrorCode.js"
 export type * from "./errors/FilesystemError.js"
+export { type FieldKind, FrozenErrorClass } from "./errors/FrozenErrorClass.js"
 export {
   FROZEN_ERROR_CODES,
   FROZEN_ERRORS,
   type FrozenError,
   FrozenErrorCode,
-  FrozenErrorSchema,
   isFrozenError,
   isFrozenErrorCode
 } from "./errors/FrozenErrors.js"
@@ -261,8 +261,9 @@ export {
   BinaryFile,
   FileChangedDuringRead,
   LineTooLarge,
+  READ_LIMITS,
   ReadFailed,
-  ReadLimit,
+  type ReadLimit,
   ReadLimitExceeded,
   ResourceTooLarge,
   SearchFailed,
@@ -282,6 +283,7 @@ export {
   MAX_FRAME_BYTES,
   PROTOCOL_VERSION
 } from "./rpc/Envelope.js"
+export { type ErrorOf, type ErrorSet, errorSet, NoErrors } from "./rpc/ErrorSet.js"
 export {
   PendingRequestId,
   pendingRequestId,

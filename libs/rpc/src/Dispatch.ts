@@ -40,7 +40,7 @@ export const withinContract =
   <M extends BridgeMethod>(method: M) =>
   <A, E>(effect: Effect.Effect<A, E>): Effect.Effect<A, MethodError<M>> =>
     Effect.catchAll(effect, (error) =>
-      Schema.is(BRIDGE_CONTRACT[method].errors)(error) ? Effect.fail(error) : Effect.die(error)
+      BRIDGE_CONTRACT[method].errors.has(error) ? Effect.fail(error) : Effect.die(error)
     )
 
 /**
@@ -73,7 +73,7 @@ const call = <M extends BridgeMethod>(
         return Effect.succeed(successFrame(requestId, encoded.right))
       }
       const failure = Cause.failureOption(exit.cause)
-      if (Option.isSome(failure) && Schema.is(contract.errors)(failure.value)) {
+      if (Option.isSome(failure) && contract.errors.has(failure.value)) {
         return Effect.succeed(errorFrame(requestId, failure.value))
       }
       return fault(

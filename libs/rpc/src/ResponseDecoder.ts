@@ -69,8 +69,8 @@ const expectedError = <M extends BridgeMethod>(
   wire: WireError
 ): MethodError<M> | EnvelopeError | RelayedBridgeError => {
   const error = errorFromWire(wire)
-  if (Schema.is(BRIDGE_CONTRACT[method].errors)(error)) return error
-  if (Schema.is(EnvelopeErrors)(error)) return error
+  if (BRIDGE_CONTRACT[method].errors.has(error)) return error
+  if (EnvelopeErrors.has(error)) return error
   return new RelayedBridgeError(wire)
 }
 

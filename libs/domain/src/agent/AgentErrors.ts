@@ -1,4 +1,5 @@
 import { Data, Schema } from "effect"
+import { FrozenErrorClass } from "../errors/FrozenErrorClass.js"
 
 /**
  * Errors of the agent plane (bridge-internals §4, spec v0.3 §25, v0.7), one TaggedError per
@@ -9,213 +10,87 @@ import { Data, Schema } from "effect"
  *
  * Generated once from the code list below; keep the list, the classes and `AGENT_ERRORS` in step.
  */
-const Message = { message: Schema.String }
+const Message = { message: "string" } as const
 
 // ---- RPC envelope (bridge-internals §1.4)
-export class InvalidRequest extends Schema.TaggedError<InvalidRequest>()("INVALID_REQUEST", Message) {}
-export class ProtocolVersionUnsupported extends Schema.TaggedError<ProtocolVersionUnsupported>()(
-  "PROTOCOL_VERSION_UNSUPPORTED",
-  Message
-) {}
-export class MethodNotFound extends Schema.TaggedError<MethodNotFound>()("METHOD_NOT_FOUND", Message) {}
-export class BridgeProtocolError extends Schema.TaggedError<BridgeProtocolError>()(
-  "BRIDGE_PROTOCOL_ERROR",
-  Message
-) {}
-export class PeerNotAuthorized extends Schema.TaggedError<PeerNotAuthorized>()(
-  "PEER_NOT_AUTHORIZED",
-  Message
-) {}
-export class RequestTooLarge extends Schema.TaggedError<RequestTooLarge>()("REQUEST_TOO_LARGE", Message) {}
-export class ResponseTooLarge extends Schema.TaggedError<ResponseTooLarge>()("RESPONSE_TOO_LARGE", Message) {}
+export class InvalidRequest extends FrozenErrorClass("INVALID_REQUEST", Message) {}
+export class ProtocolVersionUnsupported extends FrozenErrorClass("PROTOCOL_VERSION_UNSUPPORTED", Message) {}
+export class MethodNotFound extends FrozenErrorClass("METHOD_NOT_FOUND", Message) {}
+export class BridgeProtocolError extends FrozenErrorClass("BRIDGE_PROTOCOL_ERROR", Message) {}
+export class PeerNotAuthorized extends FrozenErrorClass("PEER_NOT_AUTHORIZED", Message) {}
+export class RequestTooLarge extends FrozenErrorClass("REQUEST_TOO_LARGE", Message) {}
+export class ResponseTooLarge extends FrozenErrorClass("RESPONSE_TOO_LARGE", Message) {}
 
 // ---- submission and authorization
-export class BridgeClosed extends Schema.TaggedError<BridgeClosed>()("BRIDGE_CLOSED", Message) {}
-export class AgentPromptTooLarge extends Schema.TaggedError<AgentPromptTooLarge>()(
-  "AGENT_PROMPT_TOO_LARGE",
-  Message
-) {}
-export class AgentProfileNotAllowed extends Schema.TaggedError<AgentProfileNotAllowed>()(
-  "AGENT_PROFILE_NOT_ALLOWED",
-  Message
-) {}
-export class InvalidWorkdirPath extends Schema.TaggedError<InvalidWorkdirPath>()(
-  "INVALID_WORKDIR_PATH",
-  Message
-) {}
-export class WorkdirPathNotFound extends Schema.TaggedError<WorkdirPathNotFound>()(
-  "WORKDIR_PATH_NOT_FOUND",
-  Message
-) {}
-export class AgentDisabled extends Schema.TaggedError<AgentDisabled>()("AGENT_DISABLED", Message) {}
-export class AgentRuntimeNotAllowed extends Schema.TaggedError<AgentRuntimeNotAllowed>()(
-  "AGENT_RUNTIME_NOT_ALLOWED",
-  Message
-) {}
-export class AgentRuntimeUnavailable extends Schema.TaggedError<AgentRuntimeUnavailable>()(
-  "AGENT_RUNTIME_UNAVAILABLE",
-  Message
-) {}
-export class AgentRuntimeNotReady extends Schema.TaggedError<AgentRuntimeNotReady>()(
-  "AGENT_RUNTIME_NOT_READY",
-  Message
-) {}
-export class AgentSessionNotResumable extends Schema.TaggedError<AgentSessionNotResumable>()(
-  "AGENT_SESSION_NOT_RESUMABLE",
-  Message
-) {}
-export class AgentTaskNotFound extends Schema.TaggedError<AgentTaskNotFound>()(
-  "AGENT_TASK_NOT_FOUND",
-  Message
-) {}
-export class AgentIdempotencyConflict extends Schema.TaggedError<AgentIdempotencyConflict>()(
-  "AGENT_IDEMPOTENCY_CONFLICT",
-  Message
-) {}
-export class AgentTaskExists extends Schema.TaggedError<AgentTaskExists>()("AGENT_TASK_EXISTS", Message) {}
-export class AgentTaskLimitReached extends Schema.TaggedError<AgentTaskLimitReached>()(
-  "AGENT_TASK_LIMIT_REACHED",
-  Message
-) {}
+export class BridgeClosed extends FrozenErrorClass("BRIDGE_CLOSED", Message) {}
+export class AgentPromptTooLarge extends FrozenErrorClass("AGENT_PROMPT_TOO_LARGE", Message) {}
+export class AgentProfileNotAllowed extends FrozenErrorClass("AGENT_PROFILE_NOT_ALLOWED", Message) {}
+export class InvalidWorkdirPath extends FrozenErrorClass("INVALID_WORKDIR_PATH", Message) {}
+export class WorkdirPathNotFound extends FrozenErrorClass("WORKDIR_PATH_NOT_FOUND", Message) {}
+export class AgentDisabled extends FrozenErrorClass("AGENT_DISABLED", Message) {}
+export class AgentRuntimeNotAllowed extends FrozenErrorClass("AGENT_RUNTIME_NOT_ALLOWED", Message) {}
+export class AgentRuntimeUnavailable extends FrozenErrorClass("AGENT_RUNTIME_UNAVAILABLE", Message) {}
+export class AgentRuntimeNotReady extends FrozenErrorClass("AGENT_RUNTIME_NOT_READY", Message) {}
+export class AgentSessionNotResumable extends FrozenErrorClass("AGENT_SESSION_NOT_RESUMABLE", Message) {}
+export class AgentTaskNotFound extends FrozenErrorClass("AGENT_TASK_NOT_FOUND", Message) {}
+export class AgentIdempotencyConflict extends FrozenErrorClass("AGENT_IDEMPOTENCY_CONFLICT", Message) {}
+export class AgentTaskExists extends FrozenErrorClass("AGENT_TASK_EXISTS", Message) {}
+export class AgentTaskLimitReached extends FrozenErrorClass("AGENT_TASK_LIMIT_REACHED", Message) {}
 /** The state's disk budget cannot hold a new task even after evicting finished ones (issue 14). */
-export class AgentStorageLimitReached extends Schema.TaggedError<AgentStorageLimitReached>()(
-  "AGENT_STORAGE_LIMIT_REACHED",
-  Message
-) {}
-export class LockPathUnsafe extends Schema.TaggedError<LockPathUnsafe>()("LOCK_PATH_UNSAFE", Message) {}
-export class BridgeSchedulingFailed extends Schema.TaggedError<BridgeSchedulingFailed>()(
-  "BRIDGE_SCHEDULING_FAILED",
-  Message
-) {}
+export class AgentStorageLimitReached extends FrozenErrorClass("AGENT_STORAGE_LIMIT_REACHED", Message) {}
+export class LockPathUnsafe extends FrozenErrorClass("LOCK_PATH_UNSAFE", Message) {}
+export class BridgeSchedulingFailed extends FrozenErrorClass("BRIDGE_SCHEDULING_FAILED", Message) {}
 
 // ---- interactions
-export class RequestNotFound extends Schema.TaggedError<RequestNotFound>()("REQUEST_NOT_FOUND", Message) {}
-export class RequestAlreadyResolved extends Schema.TaggedError<RequestAlreadyResolved>()(
-  "REQUEST_ALREADY_RESOLVED",
-  Message
-) {}
-export class RequestStale extends Schema.TaggedError<RequestStale>()("REQUEST_STALE", Message) {}
-export class InvalidApprovalDecision extends Schema.TaggedError<InvalidApprovalDecision>()(
-  "INVALID_APPROVAL_DECISION",
-  Message
-) {}
-export class PermissionOutsidePolicy extends Schema.TaggedError<PermissionOutsidePolicy>()(
-  "PERMISSION_OUTSIDE_POLICY",
-  Message
-) {}
-export class InvalidQuestionAnswer extends Schema.TaggedError<InvalidQuestionAnswer>()(
-  "INVALID_QUESTION_ANSWER",
-  Message
-) {}
-export class AgentInteractionTooLarge extends Schema.TaggedError<AgentInteractionTooLarge>()(
-  "AGENT_INTERACTION_TOO_LARGE",
-  Message
-) {}
-export class RequestPending extends Schema.TaggedError<RequestPending>()("REQUEST_PENDING", Message) {}
-export class RequestExists extends Schema.TaggedError<RequestExists>()("REQUEST_EXISTS", Message) {}
+export class RequestNotFound extends FrozenErrorClass("REQUEST_NOT_FOUND", Message) {}
+export class RequestAlreadyResolved extends FrozenErrorClass("REQUEST_ALREADY_RESOLVED", Message) {}
+export class RequestStale extends FrozenErrorClass("REQUEST_STALE", Message) {}
+export class InvalidApprovalDecision extends FrozenErrorClass("INVALID_APPROVAL_DECISION", Message) {}
+export class PermissionOutsidePolicy extends FrozenErrorClass("PERMISSION_OUTSIDE_POLICY", Message) {}
+export class InvalidQuestionAnswer extends FrozenErrorClass("INVALID_QUESTION_ANSWER", Message) {}
+export class AgentInteractionTooLarge extends FrozenErrorClass("AGENT_INTERACTION_TOO_LARGE", Message) {}
+export class RequestPending extends FrozenErrorClass("REQUEST_PENDING", Message) {}
+export class RequestExists extends FrozenErrorClass("REQUEST_EXISTS", Message) {}
 
 // ---- steering messages
-export class AgentMessageTooLarge extends Schema.TaggedError<AgentMessageTooLarge>()(
-  "AGENT_MESSAGE_TOO_LARGE",
-  Message
-) {}
-export class AgentTaskTerminal extends Schema.TaggedError<AgentTaskTerminal>()(
-  "AGENT_TASK_TERMINAL",
-  Message
-) {}
-export class AgentTaskNotActive extends Schema.TaggedError<AgentTaskNotActive>()(
-  "AGENT_TASK_NOT_ACTIVE",
-  Message
-) {}
-export class AgentProviderError extends Schema.TaggedError<AgentProviderError>()(
-  "AGENT_PROVIDER_ERROR",
-  Message
-) {}
+export class AgentMessageTooLarge extends FrozenErrorClass("AGENT_MESSAGE_TOO_LARGE", Message) {}
+export class AgentTaskTerminal extends FrozenErrorClass("AGENT_TASK_TERMINAL", Message) {}
+export class AgentTaskNotActive extends FrozenErrorClass("AGENT_TASK_NOT_ACTIVE", Message) {}
+export class AgentProviderError extends FrozenErrorClass("AGENT_PROVIDER_ERROR", Message) {}
 
 // ---- results
-export class AgentResultNotRetrievable extends Schema.TaggedError<AgentResultNotRetrievable>()(
-  "AGENT_RESULT_NOT_RETRIEVABLE",
-  Message
-) {}
-export class InvalidResultLimit extends Schema.TaggedError<InvalidResultLimit>()(
-  "INVALID_RESULT_LIMIT",
-  Message
-) {}
-export class InvalidResultOffset extends Schema.TaggedError<InvalidResultOffset>()(
-  "INVALID_RESULT_OFFSET",
-  Message
-) {}
-export class AgentResultStorageError extends Schema.TaggedError<AgentResultStorageError>()(
-  "AGENT_RESULT_STORAGE_ERROR",
-  Message
-) {}
-export class AgentResultTooLarge extends Schema.TaggedError<AgentResultTooLarge>()(
-  "AGENT_RESULT_TOO_LARGE",
-  Message
-) {}
+export class AgentResultNotRetrievable extends FrozenErrorClass("AGENT_RESULT_NOT_RETRIEVABLE", Message) {}
+export class InvalidResultLimit extends FrozenErrorClass("INVALID_RESULT_LIMIT", Message) {}
+export class InvalidResultOffset extends FrozenErrorClass("INVALID_RESULT_OFFSET", Message) {}
+export class AgentResultStorageError extends FrozenErrorClass("AGENT_RESULT_STORAGE_ERROR", Message) {}
+export class AgentResultTooLarge extends FrozenErrorClass("AGENT_RESULT_TOO_LARGE", Message) {}
 
 // ---- events
-export class InvalidLimit extends Schema.TaggedError<InvalidLimit>()("INVALID_LIMIT", Message) {}
-export class AgentEventTooLarge extends Schema.TaggedError<AgentEventTooLarge>()(
-  "AGENT_EVENT_TOO_LARGE",
-  Message
-) {}
-export class AgentEventLimitReached extends Schema.TaggedError<AgentEventLimitReached>()(
-  "AGENT_EVENT_LIMIT_REACHED",
-  Message
-) {}
+export class InvalidLimit extends FrozenErrorClass("INVALID_LIMIT", Message) {}
+export class AgentEventTooLarge extends FrozenErrorClass("AGENT_EVENT_TOO_LARGE", Message) {}
+export class AgentEventLimitReached extends FrozenErrorClass("AGENT_EVENT_LIMIT_REACHED", Message) {}
 
 // ---- stored on tasks
-export class AgentTaskTimedOut extends Schema.TaggedError<AgentTaskTimedOut>()(
-  "AGENT_TASK_TIMED_OUT",
-  Message
-) {}
-export class AgentInteractionTimedOut extends Schema.TaggedError<AgentInteractionTimedOut>()(
-  "AGENT_INTERACTION_TIMED_OUT",
-  Message
-) {}
-export class AgentInteractionExpired extends Schema.TaggedError<AgentInteractionExpired>()(
-  "AGENT_INTERACTION_EXPIRED",
-  Message
-) {}
-export class BridgeShutdown extends Schema.TaggedError<BridgeShutdown>()("BRIDGE_SHUTDOWN", Message) {}
-export class BridgeRestarted extends Schema.TaggedError<BridgeRestarted>()("BRIDGE_RESTARTED", Message) {}
-export class AgentProviderInactive extends Schema.TaggedError<AgentProviderInactive>()(
-  "AGENT_PROVIDER_INACTIVE",
-  Message
-) {}
-export class AgentProviderDisconnected extends Schema.TaggedError<AgentProviderDisconnected>()(
-  "AGENT_PROVIDER_DISCONNECTED",
-  Message
-) {}
+export class AgentTaskTimedOut extends FrozenErrorClass("AGENT_TASK_TIMED_OUT", Message) {}
+export class AgentInteractionTimedOut extends FrozenErrorClass("AGENT_INTERACTION_TIMED_OUT", Message) {}
+export class AgentInteractionExpired extends FrozenErrorClass("AGENT_INTERACTION_EXPIRED", Message) {}
+export class BridgeShutdown extends FrozenErrorClass("BRIDGE_SHUTDOWN", Message) {}
+export class BridgeRestarted extends FrozenErrorClass("BRIDGE_RESTARTED", Message) {}
+export class AgentProviderInactive extends FrozenErrorClass("AGENT_PROVIDER_INACTIVE", Message) {}
+export class AgentProviderDisconnected extends FrozenErrorClass("AGENT_PROVIDER_DISCONNECTED", Message) {}
 
 // ---- task state
-export class InvalidTaskTransition extends Schema.TaggedError<InvalidTaskTransition>()(
-  "INVALID_TASK_TRANSITION",
-  Message
-) {}
+export class InvalidTaskTransition extends FrozenErrorClass("INVALID_TASK_TRANSITION", Message) {}
 
 // ---- bridge startup
-export class SocketPathInUse extends Schema.TaggedError<SocketPathInUse>()("SOCKET_PATH_IN_USE", Message) {}
-export class SocketDirectoryUnsafe extends Schema.TaggedError<SocketDirectoryUnsafe>()(
-  "SOCKET_DIRECTORY_UNSAFE",
-  Message
-) {}
-export class StateDirectoryUnsafe extends Schema.TaggedError<StateDirectoryUnsafe>()(
-  "STATE_DIRECTORY_UNSAFE",
-  Message
-) {}
+export class SocketPathInUse extends FrozenErrorClass("SOCKET_PATH_IN_USE", Message) {}
+export class SocketDirectoryUnsafe extends FrozenErrorClass("SOCKET_DIRECTORY_UNSAFE", Message) {}
+export class StateDirectoryUnsafe extends FrozenErrorClass("STATE_DIRECTORY_UNSAFE", Message) {}
 
 // ---- MCP side of the RPC (tool-contracts §8)
-export class AgentBridgeUnavailable extends Schema.TaggedError<AgentBridgeUnavailable>()(
-  "AGENT_BRIDGE_UNAVAILABLE",
-  Message
-) {}
-export class AgentBridgeProtocolError extends Schema.TaggedError<AgentBridgeProtocolError>()(
-  "AGENT_BRIDGE_PROTOCOL_ERROR",
-  Message
-) {}
-export class AgentBridgeError extends Schema.TaggedError<AgentBridgeError>()("AGENT_BRIDGE_ERROR", Message) {}
+export class AgentBridgeUnavailable extends FrozenErrorClass("AGENT_BRIDGE_UNAVAILABLE", Message) {}
+export class AgentBridgeProtocolError extends FrozenErrorClass("AGENT_BRIDGE_PROTOCOL_ERROR", Message) {}
+export class AgentBridgeError extends FrozenErrorClass("AGENT_BRIDGE_ERROR", Message) {}
 
 /** Every agent-plane error class, by code. */
 export const AGENT_ERRORS = {

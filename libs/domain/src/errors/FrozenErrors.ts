@@ -22,9 +22,6 @@ export const FrozenErrorCode = Schema.Literal(
 
 export const isFrozenErrorCode = (code: string): code is FrozenErrorCode => Object.hasOwn(FROZEN_ERRORS, code)
 
-/** Every registered class as one schema: `{_tag, ...fields}` decodes to an instance of its class. */
-export const FrozenErrorSchema = Schema.Union(...Object.values(FROZEN_ERRORS))
-
 /** The value is an instance of the registered class of its own tag (not merely shaped like one). */
 export const isFrozenError = (value: unknown): value is FrozenError => {
   if (typeof value !== "object" || value === null || !("_tag" in value)) return false

@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { FrozenErrorClass } from "./FrozenErrorClass.js"
 import { location } from "./Location.js"
 
 /**
@@ -6,73 +6,67 @@ import { location } from "./Location.js"
  * The download URL is never part of a message (it carries a signed token); the location is the
  * caller's destination, `<workdir>:<path>`.
  */
-const At = { workdir: Schema.String, path: Schema.String }
+const At = { workdir: "string", path: "string" } as const
 
-export class FileIngressDisabled extends Schema.TaggedError<FileIngressDisabled>()(
-  "FILE_INGRESS_DISABLED",
-  At
-) {
+export class FileIngressDisabled extends FrozenErrorClass("FILE_INGRESS_DISABLED", At) {
   override get message() {
     return `${location(this.workdir, this.path)} — file ingress is disabled on this server; send data_base64`
   }
 }
 
-export class FileIngressUnavailable extends Schema.TaggedError<FileIngressUnavailable>()(
-  "FILE_INGRESS_UNAVAILABLE",
-  At
-) {
+export class FileIngressUnavailable extends FrozenErrorClass("FILE_INGRESS_UNAVAILABLE", At) {
   override get message() {
     return `${location(this.workdir, this.path)} — the file ingress could not be reached`
   }
 }
 
-export class FileIngressFailed extends Schema.TaggedError<FileIngressFailed>()("FILE_INGRESS_FAILED", At) {
+export class FileIngressFailed extends FrozenErrorClass("FILE_INGRESS_FAILED", At) {
   override get message() {
     return `${location(this.workdir, this.path)} — the file could not be fetched`
   }
 }
 
-export class UrlNotAllowed extends Schema.TaggedError<UrlNotAllowed>()("URL_NOT_ALLOWED", At) {
+export class UrlNotAllowed extends FrozenErrorClass("URL_NOT_ALLOWED", At) {
   override get message() {
     return `${location(this.workdir, this.path)} — the download URL is not an allowed https URL`
   }
 }
 
-export class HostNotAllowed extends Schema.TaggedError<HostNotAllowed>()("HOST_NOT_ALLOWED", At) {
+export class HostNotAllowed extends FrozenErrorClass("HOST_NOT_ALLOWED", At) {
   override get message() {
     return `${location(this.workdir, this.path)} — the download host is not allowed`
   }
 }
 
-export class AddressNotAllowed extends Schema.TaggedError<AddressNotAllowed>()("ADDRESS_NOT_ALLOWED", At) {
+export class AddressNotAllowed extends FrozenErrorClass("ADDRESS_NOT_ALLOWED", At) {
   override get message() {
     return `${location(this.workdir, this.path)} — the download host resolves to a private or local address`
   }
 }
 
-export class DnsFailed extends Schema.TaggedError<DnsFailed>()("DNS_FAILED", At) {
+export class DnsFailed extends FrozenErrorClass("DNS_FAILED", At) {
   override get message() {
     return `${location(this.workdir, this.path)} — the download host could not be resolved`
   }
 }
 
-export class TooManyRedirects extends Schema.TaggedError<TooManyRedirects>()("TOO_MANY_REDIRECTS", At) {
+export class TooManyRedirects extends FrozenErrorClass("TOO_MANY_REDIRECTS", At) {
   override get message() {
     return `${location(this.workdir, this.path)} — the download redirected too many times`
   }
 }
 
-export class UpstreamFailed extends Schema.TaggedError<UpstreamFailed>()("UPSTREAM_FAILED", At) {
+export class UpstreamFailed extends FrozenErrorClass("UPSTREAM_FAILED", At) {
   override get message() {
     return `${location(this.workdir, this.path)} — the download server answered with an error`
   }
 }
 
 /** Decoded or fetched bytes over the workdir's max_binary_transfer_bytes. */
-export class BinaryPayloadTooLarge extends Schema.TaggedError<BinaryPayloadTooLarge>()(
-  "BINARY_PAYLOAD_TOO_LARGE",
-  { ...At, maxBytes: Schema.Number }
-) {
+export class BinaryPayloadTooLarge extends FrozenErrorClass("BINARY_PAYLOAD_TOO_LARGE", {
+  ...At,
+  maxBytes: "number"
+}) {
   override get message() {
     return `${location(this.workdir, this.path)} — payload exceeds ${this.maxBytes} bytes`
   }

@@ -1,4 +1,4 @@
-import { Schema } from "effect"
+import { FrozenErrorClass } from "./FrozenErrorClass.js"
 import { shown } from "./Location.js"
 
 /**
@@ -6,10 +6,10 @@ import { shown } from "./Location.js"
  * framework without a ServerFS code; this implementation gives them one so clients and the audit
  * log can classify them (docs/errors.md). The text always names the field.
  */
-export class InvalidArgument extends Schema.TaggedError<InvalidArgument>()("INVALID_ARGUMENT", {
-  tool: Schema.String,
-  field: Schema.String,
-  problem: Schema.String
+export class InvalidArgument extends FrozenErrorClass("INVALID_ARGUMENT", {
+  tool: "string",
+  field: "string",
+  problem: "string"
 }) {
   override get message() {
     const field = this.field === "" ? "arguments" : shown(this.field)

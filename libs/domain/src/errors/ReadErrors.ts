@@ -1,65 +1,59 @@
-import { Schema } from "effect"
+import { FrozenErrorClass } from "./FrozenErrorClass.js"
 import { location } from "./Location.js"
 
 /** Errors of the content channels: read_text_file, search_text and the resource (tool-contracts §2.4–§3). */
-const At = { workdir: Schema.String, path: Schema.String }
+const At = { workdir: "string", path: "string" } as const
 
-export class BinaryFile extends Schema.TaggedError<BinaryFile>()("BINARY_FILE", At) {
+export class BinaryFile extends FrozenErrorClass("BINARY_FILE", At) {
   override get message() {
     return `${location(this.workdir, this.path)} — file contains NUL bytes and is treated as binary`
   }
 }
 
-export class UnsupportedTextEncoding extends Schema.TaggedError<UnsupportedTextEncoding>()(
-  "UNSUPPORTED_TEXT_ENCODING",
-  At
-) {
+export class UnsupportedTextEncoding extends FrozenErrorClass("UNSUPPORTED_TEXT_ENCODING", At) {
   override get message() {
     return `${location(this.workdir, this.path)} — content is not valid UTF-8`
   }
 }
 
-export class LineTooLarge extends Schema.TaggedError<LineTooLarge>()("LINE_TOO_LARGE", {
+export class LineTooLarge extends FrozenErrorClass("LINE_TOO_LARGE", {
   ...At,
-  line: Schema.Int,
-  maxBytes: Schema.Int
+  line: "number",
+  maxBytes: "number"
 }) {
   override get message() {
     return `${location(this.workdir, this.path)} — line ${this.line} exceeds ${this.maxBytes} bytes`
   }
 }
 
-export class FileChangedDuringRead extends Schema.TaggedError<FileChangedDuringRead>()(
-  "FILE_CHANGED_DURING_READ",
-  At
-) {
+export class FileChangedDuringRead extends FrozenErrorClass("FILE_CHANGED_DURING_READ", At) {
   override get message() {
     return `${location(this.workdir, this.path)} — changed while being read; retry`
   }
 }
 
-export class SearchTimeout extends Schema.TaggedError<SearchTimeout>()("SEARCH_TIMEOUT", {
+export class SearchTimeout extends FrozenErrorClass("SEARCH_TIMEOUT", {
   ...At,
-  seconds: Schema.Number
+  seconds: "number"
 }) {
   override get message() {
     return `search in ${location(this.workdir, this.path)} exceeded ${this.seconds}s`
   }
 }
 
-export class SearchFailed extends Schema.TaggedError<SearchFailed>()("SEARCH_FAILED", {}) {
+export class SearchFailed extends FrozenErrorClass("SEARCH_FAILED", {}) {
   override get message() {
     return "content search failed."
   }
 }
 
-export class ResourceTooLarge extends Schema.TaggedError<ResourceTooLarge>()("RESOURCE_TOO_LARGE", At) {
+export class ResourceTooLarge extends FrozenErrorClass("RESOURCE_TOO_LARGE", At) {
   override get message() {
     return `${location(this.workdir, this.path)} exceeds the resource read budget; use read_text_file for paginated access`
   }
 }
 
-export class ReadFailed extends Schema.TaggedError<ReadFailed>()("READ_FAILED", At) {
+export class ReadFailed extends FrozenErrorClass("READ_FAILED", At) {
   override get message() {
     return `${location(this.workdir, this.path)} could not be read`
   }
@@ -69,13 +63,14 @@ export class ReadFailed extends Schema.TaggedError<ReadFailed>()("READ_FAILED", 
  * Which work bound of a read was reached: the bytes it may scan to reach and return the
  * requested lines (SERVERFS_MAX_READ_SCAN_BYTES), or its deadline (SERVERFS_READ_TIMEOUT_SECONDS).
  */
-export const ReadLimit = Schema.Literal("scan_bytes", "deadline")
+export const READ_LIMITS = ["scan_bytes", "deadline"] as const
+export type ReadLimit = (typeof READ_LIMITS)[number]
 
-export class ReadLimitExceeded extends Schema.TaggedError<ReadLimitExceeded>()("READ_LIMIT_EXCEEDED", {
+export class ReadLimitExceeded extends FrozenErrorClass("READ_LIMIT_EXCEEDED", {
   ...At,
-  limit: ReadLimit,
+  limit: { oneOf: READ_LIMITS },
   /** Bytes for scan_bytes, seconds for deadline. */
-  value: Schema.Number
+  value: "number"
 }) {
   override get message() {
     return this.limit === "scan_bytes"

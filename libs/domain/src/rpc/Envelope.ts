@@ -1,4 +1,3 @@
-import { Schema } from "effect"
 import {
   BridgeClosed,
   BridgeProtocolError,
@@ -9,6 +8,7 @@ import {
   RequestTooLarge,
   ResponseTooLarge
 } from "../agent/AgentErrors.js"
+import { type ErrorOf, errorSet } from "./ErrorSet.js"
 
 /**
  * NDJSON RPC v1 between serverfs-mcp (and the CLI) and serverfs-bridge (bridge-internals §1.4):
@@ -24,7 +24,7 @@ export const MAX_FRAME_BYTES = 1_048_576
  * no handler ran, or the handler's outcome could not be sent. BRIDGE_PROTOCOL_ERROR is also the
  * answer to a handler's defect (its details stay in the bridge's log).
  */
-export const EnvelopeErrors = Schema.Union(
+export const EnvelopeErrors = errorSet(
   PeerNotAuthorized,
   RequestTooLarge,
   BridgeClosed,
@@ -34,4 +34,4 @@ export const EnvelopeErrors = Schema.Union(
   BridgeProtocolError,
   ResponseTooLarge
 )
-export type EnvelopeError = typeof EnvelopeErrors.Type
+export type EnvelopeError = ErrorOf<typeof EnvelopeErrors>

@@ -42,6 +42,7 @@ import { TaskStatus } from "../agent/TaskState.js"
 import { TaskView } from "../agent/TaskView.js"
 import { WorkdirBusy, WorkdirRecoveryRequired } from "../errors/LeaseErrors.js"
 import { WorkdirNotFound } from "../errors/PathErrors.js"
+import { type ErrorOf, type ErrorSet, errorSet, NoErrors } from "./ErrorSet.js"
 import { PendingRequestId, TaskId } from "./Ids.js"
 import { OPERATOR_METHODS } from "./OperatorMethods.js"
 
@@ -152,7 +153,7 @@ export const CancelResult = Schema.Struct({
 export type CancelResult = typeof CancelResult.Type
 
 // ---- what each method may fail with (docs/rpc.md, "Error codes" by method)
-const TaskNotFound = Schema.Union(AgentTaskNotFound)
+const TaskNotFound = errorSet(AgentTaskNotFound)
 const InteractionErrors = [
   AgentTaskNotFound,
   RequestNotFound,
@@ -162,7 +163,7 @@ const InteractionErrors = [
   InvalidTaskTransition
 ] as const
 
-export const SubmitErrors = Schema.Union(
+export const SubmitErrors = errorSet(
   InvalidRequest,
   AgentPromptTooLarge,
   AgentProfileNotAllowed,
@@ -183,7 +184,7 @@ export const SubmitErrors = Schema.Union(
   AgentTaskExists
 )
 /** Discovery alone fails only for an unknown runtime; advice mode adds submit's authorization. */
-export const RuntimeModelsErrors = Schema.Union(
+export const RuntimeModelsErrors = errorSet(
   InvalidRequest,
   AgentRuntimeUnavailable,
   AgentPromptTooLarge,
@@ -194,22 +195,18 @@ export const RuntimeModelsErrors = Schema.Union(
   InvalidWorkdirPath,
   WorkdirPathNotFound
 )
-export const EventsErrors = Schema.Union(AgentTaskNotFound, InvalidLimit)
-export const ResultReadErrors = Schema.Union(
+export const EventsErrors = errorSet(AgentTaskNotFound, InvalidLimit)
+export const ResultReadErrors = errorSet(
   AgentTaskNotFound,
   AgentResultNotRetrievable,
   InvalidResultOffset,
   InvalidResultLimit,
   AgentResultStorageError
 )
-export const ApprovalErrors = Schema.Union(
-  ...InteractionErrors,
-  InvalidApprovalDecision,
-  PermissionOutsidePolicy
-)
-export const QuestionErrors = Schema.Union(...InteractionErrors, InvalidQuestionAnswer)
+export const ApprovalErrors = errorSet(...InteractionErrors, InvalidApprovalDecision, PermissionOutsidePolicy)
+export const QuestionErrors = errorSet(...InteractionErrors, InvalidQuestionAnswer)
 /** Steering reaches the runtime, which answers with its own code (tool-contracts §8). */
-export const MessageErrors = Schema.Union(
+export const MessageErrors = errorSet(
   AgentMessageTooLarge,
   AgentTaskNotFound,
   AgentTaskTerminal,
@@ -218,9 +215,9 @@ export const MessageErrors = Schema.Union(
   AgentProviderDisconnected
 )
 
-/** Method name → its params, result and error schemas. */
+/** Method name → its params and result schemas and its error set. */
 export const BRIDGE_METHODS = {
-  "runtime.list": { params: RuntimeListParams, result: RuntimeListResult, errors: Schema.Never },
+  "runtime.list": { params: RuntimeListParams, result: RuntimeListResult, errors: NoErrors },
   "runtime.models": { params: RuntimeModelsParams, result: RuntimeModelsResult, errors: RuntimeModelsErrors },
   "task.submit": { params: SubmitParams, result: SubmitResult, errors: SubmitErrors },
   "task.get": { params: TaskIdParams, result: TaskView, errors: TaskNotFound },
@@ -241,7 +238,7 @@ export type MethodParams<M extends BridgeMethod> = Schema.Schema.Encoded<Methods
 export type DecodedParams<M extends BridgeMethod> = Schema.Schema.Type<Methods[M]["params"]>
 export type MethodResult<M extends BridgeMethod> = Schema.Schema.Type<Methods[M]["result"]>
 /** The frozen errors method `M` may fail with: the union of its error classes. */
-export type MethodError<M extends BridgeMethod> = Schema.Schema.Type<Methods[M]["errors"]>
+export type MethodError<M extends BridgeMethod> = ErrorOf<Methods[M]["errors"]>
 
 /**
  * The same table seen through a mapped type, so that indexing it with a generic method `M` gives
@@ -252,7 +249,7 @@ export type BridgeContract = {
   readonly [M in BridgeMethod]: {
     readonly params: Schema.Schema<DecodedParams<M>, MethodParams<M>>
     readonly result: Schema.Schema<MethodResult<M>, Schema.Schema.Encoded<Methods[M]["result"]>>
-    readonly errors: Schema.Schema<MethodError<M>, Schema.Schema.Encoded<Methods[M]["errors"]>>
+    readonly errors: ErrorSet<MethodError<M>>
   }
 }
 export const BRIDGE_CONTRACT: BridgeContract = BRIDGE_METHODS

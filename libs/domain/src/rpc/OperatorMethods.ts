@@ -4,6 +4,7 @@ import { TaskStatus } from "../agent/TaskState.js"
 import { DiagnosticsSnapshot, DiagnosticsTaskResult } from "../diagnostics/Catalog.js"
 import { WorkdirBusy, WorkdirRecoveryRequired } from "../errors/LeaseErrors.js"
 import { WorkdirNotFound } from "../errors/PathErrors.js"
+import { errorSet, NoErrors } from "./ErrorSet.js"
 import { TaskId } from "./Ids.js"
 
 /**
@@ -43,7 +44,7 @@ export const TaskListResult = Schema.Struct({
   truncated: Schema.Boolean
 })
 export type TaskListResult = typeof TaskListResult.Type
-export const TaskListErrors = Schema.Union(InvalidRequest, InvalidLimit)
+export const TaskListErrors = errorSet(InvalidRequest, InvalidLimit)
 
 /**
  * One read-write workdir's lease: `free`, `held` by one of this bridge's tasks (`task_id`), or
@@ -63,7 +64,7 @@ export type LeaseStatus = typeof LeaseStatus.Type
 export const LeaseListParams = Schema.Struct({})
 export const LeaseListResult = Schema.Struct({ workdirs: Schema.Array(LeaseStatus) })
 export type LeaseListResult = typeof LeaseListResult.Type
-export const LeaseListErrors = Schema.Union(LockPathUnsafe)
+export const LeaseListErrors = errorSet(LockPathUnsafe)
 
 /**
  * Reconcile one slot's recovery guard (the supported replacement of removing the file by hand):
@@ -86,7 +87,7 @@ export const LeaseRecoverResult = Schema.Struct({
   task_status: Schema.NullOr(TaskStatus)
 })
 export type LeaseRecoverResult = typeof LeaseRecoverResult.Type
-export const LeaseRecoverErrors = Schema.Union(
+export const LeaseRecoverErrors = errorSet(
   InvalidRequest,
   WorkdirNotFound,
   WorkdirBusy,
@@ -123,8 +124,8 @@ export const OPERATOR_METHODS = {
   "diagnostics.snapshot": {
     params: DiagnosticsSnapshotParams,
     result: DiagnosticsSnapshot,
-    errors: Schema.Never
+    errors: NoErrors
   },
-  "diagnostics.task": { params: DiagnosticsTaskParams, result: DiagnosticsTaskResult, errors: Schema.Never },
-  "metrics.snapshot": { params: MetricsSnapshotParams, result: MetricsSnapshotResult, errors: Schema.Never }
+  "diagnostics.task": { params: DiagnosticsTaskParams, result: DiagnosticsTaskResult, errors: NoErrors },
+  "metrics.snapshot": { params: MetricsSnapshotParams, result: MetricsSnapshotResult, errors: NoErrors }
 } as const
