@@ -3,13 +3,16 @@ import {
   AGENT_ERROR_CODES,
   AgentTaskNotFound,
   errorFromWire,
+  errorSet,
   errorToWire,
   FilesystemErrorCode,
   FROZEN_ERROR_CODES,
   FROZEN_ERRORS,
   isFrozenError,
   LineTooLarge,
+  NoErrors,
   PathOutsideWorkdir,
+  ReadLimitExceeded,
   TaskIdParams,
   WorkdirBusy,
   WorkdirNotFound,
@@ -28,6 +31,36 @@ describe("the frozen-error registry", () => {
   it("recognizes instances, not look-alikes", () => {
     expect(isFrozenError(new AgentTaskNotFound({ message: "no such task" }))).toBe(true)
     expect(isFrozenError({ _tag: "AGENT_TASK_NOT_FOUND", message: "no such task" })).toBe(false)
+  })
+
+  it("each class carries its code as tag and name, and its fields by kind", () => {
+    const error = new LineTooLarge({ workdir: "w", path: "a", line: 3, maxBytes: 9 })
+    expect(error).toMatchObject({ _tag: "LINE_TOO_LARGE", name: "LINE_TOO_LARGE", line: 3, maxBytes: 9 })
+    expect(error).toBeInstanceOf(Error)
+    expect(LineTooLarge.fields).toEqual({
+      workdir: "string",
+      path: "string",
+      line: "number",
+      maxBytes: "number"
+    })
+    expect(ReadLimitExceeded.fields.limit).toEqual({ oneOf: ["scan_bytes", "deadline"] })
+  })
+})
+
+describe("a method's error set", () => {
+  const set = errorSet(AgentTaskNotFound, WorkdirBusy)
+
+  it("has instances of its classes, not of others, not look-alikes", () => {
+    expect(set.has(new AgentTaskNotFound({ message: "gone" }))).toBe(true)
+    expect(set.has(new WorkdirBusy({ workdir: "w" }))).toBe(true)
+    expect(set.has(new WorkdirNotFound({ workdir: "w" }))).toBe(false)
+    expect(set.has({ _tag: "AGENT_TASK_NOT_FOUND", message: "gone" })).toBe(false)
+    expect(set.has(undefined)).toBe(false)
+    expect(NoErrors.has(new AgentTaskNotFound({ message: "gone" }))).toBe(false)
+  })
+
+  it("lists its classes (what docs:check compares with docs/rpc.md)", () => {
+    expect(set.classes.map((c) => c._tag)).toEqual(["AGENT_TASK_NOT_FOUND", "WORKDIR_BUSY"])
   })
 })
 
