@@ -16,11 +16,11 @@ import { constants, Script } from "node:vm"
  * means the source is compiled as usual. The cache is written by the build's warm-up run
  * (scripts/code-cache.mjs), never by a serving process. Reached as `@serverfs/policy/CodeCache`.
  *
- * The file holds the module already inside CommonJS's wrapper (`MODULE_WRAPPER_START` … `MODULE_WRAPPER_END`,
- * written so by the build), and an ASCII file is read as Latin-1: V8 then compiles the text as
- * read. Wrapping it here, or decoding it as UTF-8, made two more copies of a 1.9 MB source on
- * every start, and on the machines we measure each fresh page costs ~15 µs (docs/performance.md,
- * "Cold start is memory touched").
+ * The file holds the module already inside CommonJS's wrapper (`MODULE_WRAPPER_START` …
+ * `MODULE_WRAPPER_END`, written so by the build), and an ASCII file is read as Latin-1: V8 then
+ * compiles the text as read. Wrapping it here, or decoding it as UTF-8, made two more copies of
+ * a 1.9 MB source on every start, and on the machines we measure each fresh page costs ~15 µs
+ * (docs/performance.md, "Cold start is memory touched").
  */
 export interface CodeCacheOptions {
   /** The build's warm-up run: write the cache when the process exits (the functions it ran). */
