@@ -1,11 +1,10 @@
-import { FrozenErrorClass } from "./FrozenErrorClass.js"
+import { At, FrozenErrorClass } from "./FrozenErrorClass.js"
 import { location, quoted } from "./Location.js"
 
 /**
  * Errors of download_binary_file and upload_binary_file (tool-contracts §2.12–§2.13). Payloads
  * are never part of a message: a bad base64 string is refused without echoing any of it.
  */
-const At = { workdir: "string", path: "string" } as const
 
 export class BinaryTransferDisabled extends FrozenErrorClass("BINARY_TRANSFER_DISABLED", {
   workdir: "string"

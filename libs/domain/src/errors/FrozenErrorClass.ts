@@ -9,6 +9,9 @@ import { Data } from "effect"
 export type FieldKind = "string" | "number" | "optional string" | { readonly oneOf: ReadonlyArray<string> }
 export type Fields = { readonly [name: string]: FieldKind }
 
+/** The fields of an error about a path in a workdir (its message renders them with `location`). */
+export const At = { workdir: "string", path: "string" } as const
+
 type FieldType<K> = K extends "string" | "optional string"
   ? string
   : K extends "number"

@@ -1,4 +1,4 @@
-import { FrozenErrorClass } from "./FrozenErrorClass.js"
+import { At, FrozenErrorClass } from "./FrozenErrorClass.js"
 import { location } from "./Location.js"
 
 /**
@@ -6,7 +6,6 @@ import { location } from "./Location.js"
  * The download URL is never part of a message (it carries a signed token); the location is the
  * caller's destination, `<workdir>:<path>`.
  */
-const At = { workdir: "string", path: "string" } as const
 
 export class FileIngressDisabled extends FrozenErrorClass("FILE_INGRESS_DISABLED", At) {
   override get message() {

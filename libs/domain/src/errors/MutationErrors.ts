@@ -1,8 +1,7 @@
-import { FrozenErrorClass } from "./FrozenErrorClass.js"
+import { At, FrozenErrorClass } from "./FrozenErrorClass.js"
 import { location, quoted, shown } from "./Location.js"
 
 /** Errors of the five mutation tools (spec v0.2 §8, tool-contracts §2.7–§2.11). */
-const At = { workdir: "string", path: "string" } as const
 
 export class WorkdirReadOnly extends FrozenErrorClass("WORKDIR_READ_ONLY", {
   workdir: "string"

@@ -1,11 +1,10 @@
-import { FrozenErrorClass } from "./FrozenErrorClass.js"
+import { At, FrozenErrorClass } from "./FrozenErrorClass.js"
 import { location, quoted, shown } from "./Location.js"
 
 /**
  * Errors of workdir lookup, path normalization, the path policy and the descriptor walk
  * (tool-contracts §0, §5). The tag is the frozen code; `message` is the text after `CODE: `.
  */
-const At = { workdir: "string", path: "string" } as const
 
 export class WorkdirNotFound extends FrozenErrorClass("WORKDIR_NOT_FOUND", {
   workdir: "string"

@@ -1,8 +1,7 @@
-import { FrozenErrorClass } from "./FrozenErrorClass.js"
+import { At, FrozenErrorClass } from "./FrozenErrorClass.js"
 import { location } from "./Location.js"
 
 /** Errors of the content channels: read_text_file, search_text and the resource (tool-contracts §2.4–§3). */
-const At = { workdir: "string", path: "string" } as const
 
 export class BinaryFile extends FrozenErrorClass("BINARY_FILE", At) {
   override get message() {
