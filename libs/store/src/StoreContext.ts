@@ -1,5 +1,12 @@
 import { SqlClient, SqlError } from "@effect/sql"
-import { AgentTaskNotFound, canonicalJson, RequestNotFound, TerminalStatus } from "@serverfs/domain"
+import {
+  AgentTaskNotFound,
+  canonicalJson,
+  isTerminal,
+  RequestNotFound,
+  TaskStatus,
+  TerminalStatus
+} from "@serverfs/domain"
 import { Clock, DateTime, Effect, Either, Option, Schema, type Scope } from "effect"
 import { makeIdleCheckpoint } from "./IdleCheckpoint.js"
 import { makeImmediateTransaction } from "./ImmediateTransaction.js"
@@ -16,6 +23,13 @@ import type { Instant } from "./TaskStoreShape.js"
  */
 
 export const TERMINAL: ReadonlyArray<string> = TerminalStatus.literals
+
+/**
+ * The statuses of a task still active. Queries name these rather than `NOT IN TERMINAL`: an
+ * `IN` list is a few lookups in the status index, where `NOT IN` scans all of it, a read that
+ * grows with every finished task retained (issue 12).
+ */
+export const ACTIVE: ReadonlyArray<string> = TaskStatus.literals.filter((status) => !isTerminal(status))
 
 /** UTC ISO-8601 with milliseconds and "Z" (bridge-internals §5): the one time format stored. */
 const isoOfMillis = (ms: number): string => DateTime.formatIso(DateTime.unsafeMake(ms))

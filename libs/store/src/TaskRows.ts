@@ -12,6 +12,7 @@ import {
 import { Effect, Either, Option } from "effect"
 import type { EventLog } from "./EventLog.js"
 import {
+  ACTIVE,
   canonical,
   decodeTasks,
   firstTask,
@@ -36,6 +37,13 @@ export const terminalTasksFinishedBefore = (sql: SqlClient.SqlClient, before: st
     SELECT task_id FROM tasks
     WHERE +status IN ${sql.in(TERMINAL)} AND completed_at < ${before}
     ORDER BY completed_at, task_id`
+
+/**
+ * How many tasks are active: the cap check of every submit (bridge-internals §3). A lookup of
+ * each active status in the status index, whatever the number of finished tasks retained.
+ */
+export const activeTaskCount = (sql: SqlClient.SqlClient) =>
+  sql<{ readonly active: number }>`SELECT COUNT(*) AS active FROM tasks WHERE status IN ${sql.in(ACTIVE)}`
 
 /**
  * Task rows (bridge-internals §5): insertion under the active-task cap and the idempotency key,
@@ -99,8 +107,7 @@ export const makeTaskRows = (ctx: StoreContext, events: EventLog) => {
         }
         // bridge-internals §3: the cap counts non-terminal tasks in the database, in the same
         // transaction as the insert, so concurrent submits (or processes) cannot overshoot it.
-        const counted = yield* sql<{ readonly active: number }>`
-          SELECT COUNT(*) AS active FROM tasks WHERE status NOT IN ${sql.in(TERMINAL)}`
+        const counted = yield* activeTaskCount(sql)
         const active = counted[0]?.active ?? 0
         if (active >= options.maxActiveTasks)
           return yield* new AgentTaskLimitReached({
@@ -121,7 +128,7 @@ export const makeTaskRows = (ctx: StoreContext, events: EventLog) => {
   const listNonTerminal = () =>
     Effect.orDie(
       Effect.flatMap(
-        sql`SELECT * FROM tasks WHERE status NOT IN ${sql.in(TERMINAL)} ORDER BY created_at, task_id`,
+        sql`SELECT * FROM tasks WHERE status IN ${sql.in(ACTIVE)} ORDER BY created_at, task_id`,
         decodeTasks
       )
     )

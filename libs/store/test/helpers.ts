@@ -119,5 +119,32 @@ export const withRawSql = <A, E>(
 ): Effect.Effect<A, unknown> =>
   Effect.provide(effect, SqliteClient.layer({ filename: path.join(stateDir, "state.sqlite3") }))
 
+/** `count` finished tasks (cancelled and interrupted in turn), inserted one after the other. */
+export const insertFinished = (count: number) =>
+  Effect.gen(function* () {
+    const store = yield* TaskStore
+    for (let i = 0; i < count; i++) {
+      const taskId = yield* insertQueued()
+      yield* store.transition(taskId, i % 2 === 0 ? "cancelled" : "interrupted")
+    }
+  })
+
+/** SQLite's EXPLAIN QUERY PLAN of one of the store's statements, its details one per line. */
+export const queryPlan = (
+  stateDir: string,
+  statement: (sql: SqlClient.SqlClient) => {
+    readonly compile: () => readonly [string, ReadonlyArray<unknown>]
+  }
+) =>
+  withRawSql(
+    stateDir,
+    Effect.gen(function* () {
+      const sql = yield* SqlClient.SqlClient
+      const [text, params] = statement(sql).compile()
+      const plan = yield* sql.unsafe<{ readonly detail: string }>(`EXPLAIN QUERY PLAN ${text}`, params)
+      return plan.map((row) => row.detail).join("\n")
+    })
+  )
+
 export const rawRows = (query: string) =>
   Effect.flatMap(SqlClient.SqlClient, (sql) => sql.unsafe<Record<string, unknown>>(query))

@@ -3,12 +3,11 @@
  * go, whatever the number retained: a range read of the completion index. On the status index it
  * read and sorted every terminal task (issue 12: 0.4 ms a submit with 450 tasks retained).
  */
-import { SqlClient } from "@effect/sql"
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
 import { TaskStore } from "../src/index.js"
 import { terminalTasksFinishedBefore } from "../src/TaskRows.js"
-import { insertQueued, scopedTempState, withRawSql, withStore } from "./helpers.js"
+import { insertFinished, insertQueued, queryPlan, scopedTempState, withStore } from "./helpers.js"
 
 describe("terminal tasks finished before a cutoff", () => {
   it.scoped("are found by a range read of completed_at, never through the status index", () =>
@@ -18,10 +17,7 @@ describe("terminal tasks finished before a cutoff", () => {
           temp.stateDir,
           Effect.gen(function* () {
             const store = yield* TaskStore
-            for (let i = 0; i < 40; i++) {
-              const taskId = yield* insertQueued()
-              yield* store.transition(taskId, i % 2 === 0 ? "cancelled" : "interrupted")
-            }
+            yield* insertFinished(40)
             yield* insertQueued()
             yield* TestClock.adjust("1 minute")
             // Every terminal task is older than a cutoff a minute later; the queued one never goes.
@@ -29,15 +25,9 @@ describe("terminal tasks finished before a cutoff", () => {
             expect(yield* store.listTerminalTaskIdsOlderThan(new Date(0))).toHaveLength(0)
           })
         )
-        const plan = yield* withRawSql(
-          temp.stateDir,
-          Effect.gen(function* () {
-            const sql = yield* SqlClient.SqlClient
-            const [text, params] = terminalTasksFinishedBefore(sql, "1970-01-01T00:01:00.000Z").compile()
-            return yield* sql.unsafe<{ readonly detail: string }>(`EXPLAIN QUERY PLAN ${text}`, params)
-          })
+        const details = yield* queryPlan(temp.stateDir, (sql) =>
+          terminalTasksFinishedBefore(sql, "1970-01-01T00:01:00.000Z")
         )
-        const details = plan.map((row) => row.detail).join("\n")
         expect(details).toMatch(/USING (COVERING )?INDEX tasks_(completed_at|storage) \(completed_at<\?\)/)
         expect(details).not.toContain("tasks_status")
       })
