@@ -1,5 +1,6 @@
 import { Migrator, SqlClient } from "@effect/sql"
 import { Effect } from "effect"
+import { ACTIVE } from "./StoreContext.js"
 
 /**
  * The schema of `state.sqlite3` (bridge-internals §5), as additive migrations run by the plain
@@ -110,6 +111,68 @@ const taskListing = Effect.gen(function* () {
   yield* sql`CREATE INDEX tasks_created ON tasks (created_at, task_id)`
 })
 
+/** What a task's result counts: the bytes stored inline or spooled, plus a spooled one's preview. */
+export const RESULT_PREVIEW_ALLOWANCE_BYTES = 65_536
+
+/**
+ * What one task counts against the disk budget, as SQL over a row of `tasks` (`row` is "" for the
+ * table itself, or NEW / OLD in a trigger): its events' running total (0002), its result, and a
+ * spooled result's preview allowance. It is part of the schema: migration 0004 keeps totals of
+ * it in triggers, so a change to it takes a new migration that rebuilds them.
+ */
+export const taskBudgetBytes = (row: "" | "NEW" | "OLD"): string => {
+  const column = (name: string) => (row === "" ? name : `${row}.${name}`)
+  return `(${column("stored_bytes")} + COALESCE(${column("result_size_bytes")}, 0) + CASE ${column("result_storage")} WHEN 'spool' THEN ${RESULT_PREVIEW_ALLOWANCE_BYTES} ELSE 0 END)`
+}
+
+/** 1 when the row's task is still active (not finished), else 0. */
+const isActive = (row: "" | "NEW" | "OLD"): string =>
+  `(${row === "" ? "" : `${row}.`}status IN (${ACTIVE.map((status) => `'${status}'`).join(", ")}))`
+
+/**
+ * The disk budget's totals, kept by triggers in the transaction that changes a task (issue 12):
+ * the bytes of every task, and the bytes and number of the active ones. The budget was a sum over
+ * every task retained (0002's covering index), read at every submit and at the end of every
+ * task: 0.3–0.5 ms a submit in the bridge bench, 1.7 ms with 5,000 tasks retained. Now it is one
+ * row. Existing tasks are counted once here, with the same formula the triggers use.
+ */
+const storageTotals = Effect.gen(function* () {
+  const sql = yield* SqlClient.SqlClient
+  yield* sql`
+    CREATE TABLE storage_totals (
+      id INTEGER PRIMARY KEY CHECK (id = 1),
+      total_bytes INTEGER NOT NULL,
+      active_bytes INTEGER NOT NULL,
+      active_tasks INTEGER NOT NULL
+    ) STRICT`
+  yield* sql.unsafe(`
+    INSERT INTO storage_totals (id, total_bytes, active_bytes, active_tasks)
+    SELECT 1, COALESCE(SUM(bytes), 0), COALESCE(SUM(active * bytes), 0), COALESCE(SUM(active), 0)
+    FROM (SELECT ${taskBudgetBytes("")} AS bytes, ${isActive("")} AS active FROM tasks)`)
+  /** The totals moved by one row's share, added (+) or taken away (-). */
+  const move = (row: "NEW" | "OLD", sign: "+" | "-") =>
+    `total_bytes = total_bytes ${sign} ${taskBudgetBytes(row)},
+      active_bytes = active_bytes ${sign} ${isActive(row)} * ${taskBudgetBytes(row)},
+      active_tasks = active_tasks ${sign} ${isActive(row)}`
+  yield* sql.unsafe(`
+    CREATE TRIGGER storage_totals_insert AFTER INSERT ON tasks
+    BEGIN
+      UPDATE storage_totals SET ${move("NEW", "+")} WHERE id = 1;
+    END`)
+  yield* sql.unsafe(`
+    CREATE TRIGGER storage_totals_delete AFTER DELETE ON tasks
+    BEGIN
+      UPDATE storage_totals SET ${move("OLD", "-")} WHERE id = 1;
+    END`)
+  yield* sql.unsafe(`
+    CREATE TRIGGER storage_totals_update
+    AFTER UPDATE OF status, stored_bytes, result_storage, result_size_bytes ON tasks
+    BEGIN
+      UPDATE storage_totals SET ${move("OLD", "-")} WHERE id = 1;
+      UPDATE storage_totals SET ${move("NEW", "+")} WHERE id = 1;
+    END`)
+})
+
 /** What one event row costs beyond its payload and type: ids, timestamp, index entries. */
 export const EVENT_ROW_OVERHEAD_BYTES = 96
 
@@ -118,7 +181,8 @@ export const MIGRATIONS_TABLE = "effect_sql_migrations"
 export const migrations = {
   "0001_initial": initial,
   "0002_stored_bytes": storedBytes,
-  "0003_task_listing": taskListing
+  "0003_task_listing": taskListing,
+  "0004_storage_totals": storageTotals
 }
 
 /** Brings a database of any earlier version (or an empty one) to the current schema. */

@@ -1,12 +1,8 @@
 import { Effect, Either } from "effect"
+import { taskBudgetBytes } from "./Migrations.js"
 import { isoEffect, isoMinusSeconds, nowIso, type StoreContext, TERMINAL } from "./StoreContext.js"
 import type { TaskRows } from "./TaskRows.js"
-import {
-  type BudgetOptions,
-  type GcOptions,
-  RESULT_PREVIEW_ALLOWANCE_BYTES,
-  type StorageUsage
-} from "./TaskStoreShape.js"
+import type { BudgetOptions, GcOptions, StorageUsage } from "./TaskStoreShape.js"
 
 /**
  * Retention (spec v0.7 §2.2, bridge-internals §3): finished tasks collected after the retention
@@ -60,27 +56,27 @@ export const makeRetention = (ctx: StoreContext, tasks: TaskRows) => {
     })
 
   /** A task's bytes (events, result, a spooled result's preview), as SQL over `tasks`. */
-  const taskBytes = sql.literal(
-    `stored_bytes + COALESCE(result_size_bytes, 0) + CASE result_storage WHEN 'spool' THEN ${RESULT_PREVIEW_ALLOWANCE_BYTES} ELSE 0 END`
-  )
+  const taskBytes = sql.literal(taskBudgetBytes(""))
 
+  /** One row, kept by the schema's triggers (migration 0004): never a sum over the tasks. */
   const storageUsage = (): Effect.Effect<StorageUsage> =>
     Effect.orDie(
-      Effect.map(
-        sql<{ readonly total: number; readonly active: number; readonly active_tasks: number }>`
-          SELECT COALESCE(SUM(${taskBytes}), 0) AS total,
-            COALESCE(SUM(CASE WHEN status IN ${sql.in(TERMINAL)} THEN 0 ELSE ${taskBytes} END), 0) AS active,
-            COALESCE(SUM(CASE WHEN status IN ${sql.in(TERMINAL)} THEN 0 ELSE 1 END), 0) AS active_tasks
-          FROM tasks`,
-        (rows) => ({
-          totalBytes: rows[0]?.total ?? 0,
-          activeBytes: rows[0]?.active ?? 0,
-          activeTasks: rows[0]?.active_tasks ?? 0
-        })
+      Effect.flatMap(
+        sql<{ readonly total_bytes: number; readonly active_bytes: number; readonly active_tasks: number }>`
+          SELECT total_bytes, active_bytes, active_tasks FROM storage_totals WHERE id = 1`,
+        (rows) => {
+          const row = rows[0]
+          if (row === undefined) return Effect.dieMessage("the storage totals row is missing")
+          return Effect.succeed({
+            totalBytes: row.total_bytes,
+            activeBytes: row.active_bytes,
+            activeTasks: row.active_tasks
+          })
+        }
       )
     )
 
-  // Both read only the covering index tasks_storage (migration 0002), never task rows.
+  // The eviction scan reads only the covering index tasks_storage (migration 0002), never task rows.
   const evictForBudget = Effect.fn("TaskStore.evictForBudget")(function* (options: BudgetOptions) {
     let usage = (yield* storageUsage()).totalBytes
     const evicted: Array<string> = []

@@ -56,9 +56,6 @@ export interface EventLimits {
 export const eventStoredBytes = (eventType: string, payloadJson: string): number =>
   utf8Length(payloadJson) + utf8Length(eventType) + EVENT_ROW_OVERHEAD_BYTES
 
-/** What a task's result counts: the bytes stored inline or spooled, plus a spooled one's preview. */
-export const RESULT_PREVIEW_ALLOWANCE_BYTES = 65_536
-
 export interface BudgetOptions {
   /** The state's disk budget (events, results). */
   readonly budgetBytes: number

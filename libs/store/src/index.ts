@@ -8,6 +8,7 @@ export {
   EVENT_ROW_OVERHEAD_BYTES,
   MIGRATIONS_TABLE,
   migrations,
+  RESULT_PREVIEW_ALLOWANCE_BYTES,
   runMigrations
 } from "./Migrations.js"
 export { PendingRequestRecord } from "./PendingRequestRecord.js"
@@ -50,7 +51,6 @@ export {
   type GcOptions,
   type Instant,
   type NewEvent,
-  RESULT_PREVIEW_ALLOWANCE_BYTES,
   type RequestChange,
   type StorageUsage,
   type TaskStoreShape,

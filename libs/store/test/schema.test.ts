@@ -7,7 +7,7 @@ import * as path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { canonicalJson, sha256Hex } from "@serverfs/domain"
 import { Effect, Exit, Option } from "effect"
-import { MIGRATIONS_TABLE, TaskStore } from "../src/index.js"
+import { MIGRATIONS_TABLE, migrations, TaskStore } from "../src/index.js"
 import {
   eventLimits,
   insertQueued,
@@ -108,7 +108,8 @@ describe("migrations", () => {
             expect(applied).toEqual([
               { migration_id: 1, name: "initial" },
               { migration_id: 2, name: "stored_bytes" },
-              { migration_id: 3, name: "task_listing" }
+              { migration_id: 3, name: "task_listing" },
+              { migration_id: 4, name: "storage_totals" }
             ])
             const mode = yield* rawRows("PRAGMA journal_mode")
             expect(mode[0]?.journal_mode).toBe("wal")
@@ -135,7 +136,7 @@ describe("migrations", () => {
           temp.stateDir,
           rawRows(`SELECT migration_id FROM ${MIGRATIONS_TABLE}`)
         )
-        expect(applied).toHaveLength(3)
+        expect(applied).toHaveLength(Object.keys(migrations).length)
       })
     )
   )
