@@ -18,6 +18,10 @@ export class WalkFailure {
   constructor(readonly error: WalkError) {}
 }
 
+/** What a failed walk (or a syscall after it) reports: the walk's own error, else the errno's. */
+export const walkErrorOf = (error: unknown, at: At): WalkError =>
+  error instanceof WalkFailure ? error.error : toWalkError(error, at)
+
 const DIRECTORY_FLAGS = O.DIRECTORY | O.NOFOLLOW
 const BENEATH = RESOLVE.BENEATH | RESOLVE.NO_SYMLINKS | RESOLVE.NO_MAGICLINKS
 
@@ -96,7 +100,7 @@ export const openDirectory = (
   Effect.acquireRelease(
     Effect.try({
       try: () => openDirectorySync(root, components, access, at),
-      catch: (e) => (e instanceof WalkFailure ? e.error : toWalkError(e, at))
+      catch: (e) => walkErrorOf(e, at)
     }),
     (fd) => Effect.sync(() => close(fd))
   )

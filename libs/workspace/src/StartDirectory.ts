@@ -7,8 +7,7 @@ import {
 import { type ResolvedPath, resolvePath, type Workdir } from "@serverfs/policy"
 import { close, O } from "@serverfs/posix"
 import { Effect } from "effect"
-import { openDirectorySync, WalkFailure } from "./DescriptorWalk.js"
-import { toWalkError } from "./OsError.js"
+import { openDirectorySync, walkErrorOf } from "./DescriptorWalk.js"
 
 /**
  * A task's start directory (spec v0.3 §10): the workdir's full path policy, then the descriptor
@@ -32,7 +31,7 @@ export const walkStartDirectory = (
         close(openDirectorySync(root, resolved.components, O.PATH, at))
         return resolved
       },
-      catch: (e) => (e instanceof WalkFailure ? e.error : toWalkError(e, at))
+      catch: (e) => walkErrorOf(e, at)
     })
   })
 

@@ -3,7 +3,7 @@ import { AT, close, fstatatEntries, O, type ReaddirResult, readdir, readdirAsync
 import { Effect, Either } from "effect"
 import { type ChannelContext, resolveNow } from "../ChannelContext.js"
 import { compareCodePoints, sortByCodePoint } from "../CodePointOrder.js"
-import { openDirectorySync, WalkFailure } from "../DescriptorWalk.js"
+import { openDirectorySync, walkErrorOf } from "../DescriptorWalk.js"
 import { filterInSlices, sortInSlices } from "../EventLoopSlices.js"
 import { entryTypeOfMode, timestampOfSeconds } from "../FileKind.js"
 import { toWalkError } from "../OsError.js"
@@ -107,7 +107,7 @@ export const listDirectory = (
       try {
         fd = openDirectorySync(context.rootOf(workdir), components, O.PATH, at)
       } catch (error) {
-        return Either.left(error instanceof WalkFailure ? error.error : toWalkError(error, at))
+        return Either.left(walkErrorOf(error, at))
       }
       const listing: Listing = {
         fd,

@@ -13,7 +13,7 @@ import type { ResolvedPath } from "@serverfs/policy"
 import { close, fstat, O, type Stat } from "@serverfs/posix"
 import { Effect, Either } from "effect"
 import { type ChannelContext, resolveNow } from "../ChannelContext.js"
-import { openDirectorySync, WalkFailure } from "../DescriptorWalk.js"
+import { openDirectorySync, walkErrorOf } from "../DescriptorWalk.js"
 import { type At, toWalkError } from "../OsError.js"
 import { type OpenedFile, openRegularFileSync } from "../RegularFile.js"
 import { revisionOf, sameRevision } from "../Revision.js"
@@ -105,7 +105,7 @@ export const readTextPage = (
       try {
         parent = openDirectorySync(root, components.slice(0, -1), O.PATH, at)
       } catch (error) {
-        return Either.left(error instanceof WalkFailure ? error.error : toWalkError(error, at))
+        return Either.left(walkErrorOf(error, at))
       }
       let opened: OpenedFile | WalkError
       try {

@@ -3,9 +3,8 @@ import { AT, close, fstat, fstatat, O, type Stat } from "@serverfs/posix"
 import { Effect, Either } from "effect"
 import mime from "mime-types"
 import { type ChannelContext, resolveNow } from "../ChannelContext.js"
-import { openDirectorySync, WalkFailure } from "../DescriptorWalk.js"
+import { openDirectorySync, walkErrorOf } from "../DescriptorWalk.js"
 import { entryTypeOfMode, timestampOf } from "../FileKind.js"
-import { toWalkError } from "../OsError.js"
 import { revisionOf } from "../Revision.js"
 import { SOURCE_MIME_TYPES } from "./SourceMimeTypes.js"
 
@@ -51,7 +50,7 @@ const statNow = (context: ChannelContext, input: StatFileInput): Either.Either<S
       }
     }
   } catch (error) {
-    return Either.left(error instanceof WalkFailure ? error.error : toWalkError(error, at))
+    return Either.left(walkErrorOf(error, at))
   }
   const type = entryTypeOfMode(stat.mode)
   return Either.right({
