@@ -125,7 +125,11 @@ export const taskBudgetBytes = (row: "" | "NEW" | "OLD"): string => {
   return `(${column("stored_bytes")} + COALESCE(${column("result_size_bytes")}, 0) + CASE ${column("result_storage")} WHEN 'spool' THEN ${RESULT_PREVIEW_ALLOWANCE_BYTES} ELSE 0 END)`
 }
 
-/** 1 when the row's task is still active (not finished), else 0. */
+/**
+ * 1 when the row's task is still active (not finished), else 0. The statuses are written into the
+ * triggers when migration 0004 runs: a change to the domain's active statuses takes a new
+ * migration that rebuilds them, as a change to `taskBudgetBytes` does.
+ */
 const isActive = (row: "" | "NEW" | "OLD"): string =>
   `(${row === "" ? "" : `${row}.`}status IN (${ACTIVE.map((status) => `'${status}'`).join(", ")}))`
 
