@@ -90,6 +90,17 @@ export const makeStoreContext = Effect.gen(function* () {
   ): Effect.Effect<A, Exclude<E, SqlError.SqlError>, R> =>
     sqlErrorsDie(immediate(body).pipe(Effect.ensuring(checkpoint.wrote)))
 
+  /**
+   * One mutation that is a single statement, in autocommit: SQLite takes the write lock when the
+   * statement starts, before it reads anything, as BEGIN IMMEDIATE does for a transaction; the
+   * statement is atomic (its triggers included). It saves the BEGIN and COMMIT round trips of
+   * `mutate` (issue 12). SQL errors are defects.
+   */
+  const mutateOnce = <A, E, R>(
+    statement: Effect.Effect<A, E, R>
+  ): Effect.Effect<A, Exclude<E, SqlError.SqlError>, R> =>
+    sqlErrorsDie(statement.pipe(Effect.ensuring(checkpoint.wrote)))
+
   /** A consistent multi-statement read (a deferred transaction: no write lock). */
   const read = <A, E, R>(body: Effect.Effect<A, E, R>): Effect.Effect<A, Exclude<E, SqlError.SqlError>, R> =>
     sqlErrorsDie(sql.withTransaction(body))
@@ -155,6 +166,7 @@ export const makeStoreContext = Effect.gen(function* () {
     sql,
     spool,
     mutate,
+    mutateOnce,
     read,
     selectTask,
     requireTask,

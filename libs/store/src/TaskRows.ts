@@ -22,7 +22,7 @@ import {
   type StoreContext,
   TERMINAL
 } from "./StoreContext.js"
-import { isTaskId, type NewTask, type TaskRecord, type TransitionPatch } from "./TaskRecord.js"
+import { isTaskId, type NewTask, TaskRecord, type TransitionPatch } from "./TaskRecord.js"
 import type { Instant, TransitionEvent } from "./TaskStoreShape.js"
 
 /**
@@ -45,13 +45,41 @@ export const terminalTasksFinishedBefore = (sql: SqlClient.SqlClient, before: st
 export const activeTaskCount = (sql: SqlClient.SqlClient) =>
   sql<{ readonly active: number }>`SELECT COUNT(*) AS active FROM tasks WHERE status IN ${sql.in(ACTIVE)}`
 
+/** The columns of `tasks`, in TaskRecord's order: the conditional insert names each one. */
+const TASK_COLUMNS = Object.keys(TaskRecord.fields) as ReadonlyArray<keyof TaskRecord>
+
+/**
+ * A submit's insert as one statement (issue 12): the row goes in only if its id is new, its
+ * idempotency key (when it has one) unused and fewer than the cap of tasks are active — the
+ * three checks of the transaction below, read under the same write lock. It returns the id
+ * when it inserted; no row means a check refused, and the transaction then says which. One
+ * statement instead of five (BEGIN IMMEDIATE, three reads, INSERT, COMMIT) saved about a third
+ * of `insertTask` (docs/performance.md).
+ */
+const CONDITIONAL_INSERT = `INSERT INTO tasks (${TASK_COLUMNS.map((column) => `"${column}"`).join(", ")})
+  SELECT ${TASK_COLUMNS.map(() => "?").join(", ")}
+  WHERE NOT EXISTS (SELECT 1 FROM tasks WHERE task_id = ?)
+    AND (? IS NULL OR NOT EXISTS (SELECT 1 FROM tasks WHERE idempotency_key = ?))
+    AND (SELECT COUNT(*) FROM tasks WHERE status IN (${ACTIVE.map(() => "?").join(", ")})) < ?
+  RETURNING task_id`
+
+export const insertIfAllowed = (sql: SqlClient.SqlClient, record: TaskRecord, maxActiveTasks: number) =>
+  sql.unsafe<{ readonly task_id: string }>(CONDITIONAL_INSERT, [
+    ...TASK_COLUMNS.map((column) => record[column]),
+    record.task_id,
+    record.idempotency_key,
+    record.idempotency_key,
+    ...ACTIVE,
+    maxActiveTasks
+  ])
+
 /**
  * Task rows (bridge-internals §5): insertion under the active-task cap and the idempotency key,
  * lookups, and the one way a status changes — the domain's transition table, applied inside a
  * BEGIN IMMEDIATE transaction together with the event that announces it.
  */
 export const makeTaskRows = (ctx: StoreContext, events: EventLog) => {
-  const { sql, mutate, requireTask, selectTask, storedTask, writeTask, staleOpenRequests } = ctx
+  const { sql, mutate, mutateOnce, requireTask, selectTask, storedTask, writeTask, staleOpenRequests } = ctx
   const { appendWithin } = events
 
   const insertTask = Effect.fn("TaskStore.insertTask")(function* (
@@ -93,6 +121,9 @@ export const makeTaskRows = (ctx: StoreContext, events: EventLog) => {
       pending_request_id: null,
       event_count: 0
     }
+    if ((yield* mutateOnce(insertIfAllowed(sql, record, options.maxActiveTasks))).length > 0) return record
+    // Refused: the same checks in a transaction name the reason (or insert, if the state changed
+    // meanwhile — another process may have finished a task).
     return yield* mutate(
       Effect.gen(function* () {
         if ((yield* sql`SELECT 1 FROM tasks WHERE task_id = ${task.task_id}`).length > 0)
