@@ -53,8 +53,8 @@ const TASK_COLUMNS = Object.keys(TaskRecord.fields) as ReadonlyArray<keyof TaskR
  * idempotency key (when it has one) unused and fewer than the cap of tasks are active — the
  * three checks of the transaction below, read under the same write lock. It returns the id
  * when it inserted; no row means a check refused, and the transaction then says which. One
- * statement instead of five (BEGIN IMMEDIATE, three reads, INSERT, COMMIT) saved about a third
- * of `insertTask` (docs/performance.md).
+ * statement instead of five (BEGIN IMMEDIATE, three reads, INSERT, COMMIT) takes about half of
+ * `insertTask`'s time off (docs/performance.md).
  */
 const CONDITIONAL_INSERT = `INSERT INTO tasks (${TASK_COLUMNS.map((column) => `"${column}"`).join(", ")})
   SELECT ${TASK_COLUMNS.map(() => "?").join(", ")}

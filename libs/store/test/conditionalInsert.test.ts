@@ -2,7 +2,8 @@
  * A submit's insert is one statement (TaskRows.insertIfAllowed, issue 12): the row goes in only
  * if its id is new, its idempotency key unused and fewer than the cap of tasks are active. These
  * run the statement itself, so that a check it lost (or a row it wrote when refused) fails here
- * even though `insertTask` would still answer right through its transaction.
+ * even though `insertTask` would still answer right through its transaction. The statement runs
+ * on a second connection to the same file, as another process's would.
  */
 import * as path from "node:path"
 import { SqlClient } from "@effect/sql"
@@ -55,7 +56,6 @@ describe("the conditional insert of a submit", () => {
           expect(yield* store.getTask(another(template, 4).task_id)).toEqual(Option.none())
           expect(yield* insertedIds(another(template, 4), 4)).toHaveLength(1)
           expect(yield* store.listNonTerminal()).toHaveLength(4)
-          // The statement runs on a second connection to the same file (as another process would).
         }).pipe(Effect.provide(SqliteClient.layer({ filename: path.join(temp.stateDir, "state.sqlite3") })))
       )
     )
