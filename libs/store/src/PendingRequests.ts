@@ -68,7 +68,6 @@ export const makePendingRequests = (ctx: StoreContext, events: EventLog) => {
           resolved_at: null,
           resolution_json: null
         })}`
-        yield* writeTask({ ...task, status, updated_at: now, pending_request_id: requestId })
         if (announce !== undefined) {
           // Refusals (the task's event limit) leave the request in place: it is what matters.
           yield* appendWithin(
@@ -83,7 +82,9 @@ export const makePendingRequests = (ctx: StoreContext, events: EventLog) => {
             now
           )
         }
-        return { request: yield* storedRequest(requestId), task: yield* storedTask(taskId) }
+        // Written after the event's count update, so that its RETURNING row is the final one.
+        const written = yield* writeTask({ ...task, status, updated_at: now, pending_request_id: requestId })
+        return { request: yield* storedRequest(requestId), task: written }
       })
     )
   })
@@ -126,8 +127,8 @@ export const makePendingRequests = (ctx: StoreContext, events: EventLog) => {
           RETURNING request_id`
         if (won.length !== 1)
           return yield* new RequestAlreadyResolved({ message: `request ${requestId} was already resolved` })
-        yield* writeTask({ ...task, status, updated_at: now, pending_request_id: null })
-        return { request: yield* storedRequest(requestId), task: yield* storedTask(taskId) }
+        const written = yield* writeTask({ ...task, status, updated_at: now, pending_request_id: null })
+        return { request: yield* storedRequest(requestId), task: written }
       })
     )
   })
@@ -161,7 +162,8 @@ export const makePendingRequests = (ctx: StoreContext, events: EventLog) => {
           const status = isWaiting(task.status)
             ? yield* Effect.orDie(fromEither(tableTransition(task.status, "running")))
             : task.status
-          yield* writeTask({ ...task, status, updated_at: now, pending_request_id: null })
+          const written = yield* writeTask({ ...task, status, updated_at: now, pending_request_id: null })
+          return { task: written, staled: staled.length > 0 }
         }
         return { task: yield* storedTask(taskId), staled: staled.length > 0 }
       })

@@ -114,12 +114,14 @@ export const makeStoreContext = Effect.gen(function* () {
       Option.match({ onNone: () => Effect.fail(notFound(taskId)), onSome: Effect.succeed })
     )
 
+  /** A row the caller knows is there (it read or wrote it in the same transaction): missing is a defect. */
+  const present =
+    (taskId: string) =>
+    (found: Option.Option<TaskRecord>): Effect.Effect<TaskRecord> =>
+      Option.match(found, { onNone: () => Effect.die(notFound(taskId)), onSome: Effect.succeed })
+
   /** The task as stored right now (after an update inside the same transaction). */
-  const storedTask = (taskId: string) =>
-    Effect.flatMap(
-      selectTask(taskId),
-      Option.match({ onNone: () => Effect.die(notFound(taskId)), onSome: Effect.succeed })
-    )
+  const storedTask = (taskId: string) => Effect.flatMap(selectTask(taskId), present(taskId))
 
   const selectRequest = (requestId: string) =>
     Effect.flatMap(sql`SELECT * FROM pending_requests WHERE request_id = ${requestId}`, (rows) =>
@@ -134,8 +136,14 @@ export const makeStoreContext = Effect.gen(function* () {
       Option.match({ onNone: () => Effect.die(requestNotFound(requestId)), onSome: Effect.succeed })
     )
 
-  /** Writes every column a task may change after insertion (identity columns are immutable). */
-  const writeTask = (task: TaskRecord) => sql`
+  /**
+   * Writes every column a task may change after insertion (identity columns are immutable) and
+   * returns the row as stored, from the same statement (`RETURNING *`, issue 12: a mutation
+   * no longer reads the row again after its update). A task that is not there is a defect:
+   * callers have read it in the same transaction.
+   */
+  const writeTask = (task: TaskRecord) =>
+    sql`
     UPDATE tasks SET
       status = ${task.status},
       started_at = ${task.started_at},
@@ -150,7 +158,8 @@ export const makeStoreContext = Effect.gen(function* () {
       error_code = ${task.error_code},
       error_message = ${task.error_message},
       pending_request_id = ${task.pending_request_id}
-    WHERE task_id = ${task.task_id}`
+    WHERE task_id = ${task.task_id}
+    RETURNING *`.pipe(Effect.flatMap(firstTask), Effect.flatMap(present(task.task_id)))
 
   /** Stales every pending request of a task; returns their ids (at most one, by the unique index). */
   const staleOpenRequests = (taskId: string) =>

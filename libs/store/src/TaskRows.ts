@@ -79,7 +79,7 @@ export const insertIfAllowed = (sql: SqlClient.SqlClient, record: TaskRecord, ma
  * BEGIN IMMEDIATE transaction together with the event that announces it.
  */
 export const makeTaskRows = (ctx: StoreContext, events: EventLog) => {
-  const { sql, mutate, mutateOnce, requireTask, selectTask, storedTask, writeTask, staleOpenRequests } = ctx
+  const { sql, mutate, mutateOnce, requireTask, selectTask, writeTask, staleOpenRequests } = ctx
   const { appendWithin } = events
 
   const insertTask = Effect.fn("TaskStore.insertTask")(function* (
@@ -186,7 +186,17 @@ export const makeTaskRows = (ctx: StoreContext, events: EventLog) => {
         // open interaction in the same transaction: a late answer then gets REQUEST_STALE.
         const closesInteraction = isTerminal(status) || isWaiting(current.status)
         const staled = closesInteraction ? yield* staleOpenRequests(taskId) : []
-        yield* writeTask({
+        // The event first: its count update then precedes the task's write, whose RETURNING row
+        // is the task as this transaction leaves it (the storage triggers move by OLD and NEW,
+        // so the order does not change the totals).
+        const eventRefusal =
+          event === undefined
+            ? Option.none()
+            : Either.match((yield* appendWithin([{ taskId, ...event }], event.limits, now))[0]!, {
+                onLeft: Option.some,
+                onRight: () => Option.none()
+              })
+        const task = yield* writeTask({
           ...current,
           status,
           updated_at: now,
@@ -209,15 +219,8 @@ export const makeTaskRows = (ctx: StoreContext, events: EventLog) => {
             patch.native_session_id !== undefined ? patch.native_session_id : current.native_session_id,
           native_turn_id: patch.native_turn_id !== undefined ? patch.native_turn_id : current.native_turn_id
         })
-        const eventRefusal =
-          event === undefined
-            ? Option.none()
-            : Either.match((yield* appendWithin([{ taskId, ...event }], event.limits, now))[0]!, {
-                onLeft: Option.some,
-                onRight: () => Option.none()
-              })
         return {
-          task: yield* storedTask(taskId),
+          task,
           staledRequestId: Option.fromNullable(staled[0]),
           eventRefusal
         }
@@ -233,13 +236,12 @@ export const makeTaskRows = (ctx: StoreContext, events: EventLog) => {
     return yield* mutate(
       Effect.gen(function* () {
         const current = yield* requireTask(taskId)
-        yield* writeTask({
+        return yield* writeTask({
           ...current,
           updated_at: now,
           native_session_id: ids.sessionId ?? current.native_session_id,
           native_turn_id: ids.turnId ?? current.native_turn_id
         })
-        return yield* storedTask(taskId)
       })
     )
   })

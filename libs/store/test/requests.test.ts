@@ -8,6 +8,7 @@ import { canonicalJson } from "@serverfs/domain"
 import { Effect, Either, Option, TestClock } from "effect"
 import { TaskStore } from "../src/index.js"
 import {
+  eventLimits,
   failureTag,
   insertQueued,
   insertRunning,
@@ -57,6 +58,43 @@ describe("createPendingRequest", () => {
             interaction
           )
           expect(question.task.status).toBe("waiting_for_question")
+        })
+      )
+    )
+  )
+
+  it.scoped("every request change returns the task as stored, its announcement counted", () =>
+    Effect.flatMap(scopedTempState, (temp) =>
+      withStore(
+        temp.stateDir,
+        Effect.gen(function* () {
+          const store = yield* TaskStore
+          const stored = (taskId: string) => Effect.map(store.getTask(taskId), Option.getOrThrow)
+          const taskId = yield* insertRunning()
+          const asked = yield* store.createPendingRequest(
+            taskId,
+            "approval",
+            APPROVAL,
+            LATER,
+            interaction,
+            eventLimits
+          )
+          expect(asked.task.event_count).toBe(1)
+          expect(asked.task).toEqual(yield* stored(taskId))
+          const answered = yield* store.resolveRequest(taskId, asked.request.request_id, APPROVE)
+          expect(answered.task).toEqual(yield* stored(taskId))
+          const again = yield* store.createPendingRequest(
+            taskId,
+            "question",
+            {},
+            LATER,
+            interaction,
+            eventLimits
+          )
+          expect(again.task.event_count).toBe(2)
+          const abandoned = yield* store.abandonPendingRequest(taskId, again.request.request_id)
+          expect(abandoned.task).toEqual(yield* stored(taskId))
+          expect(abandoned.task.status).toBe("running")
         })
       )
     )
