@@ -5,8 +5,9 @@ import { Effect, Schema } from "effect"
 /**
  * The client's view of a task (bridge-internals §6 "Task view"): the stored record without the
  * native ids and the request fingerprint; the result summarised; the pending request inline.
- * JSON columns are decoded with their schemas (what a schema does not name is kept); a row this
- * process wrote that does not decode is a defect, never a client error.
+ * JSON columns are decoded with their schemas, the manifest checked with its own (what a schema
+ * does not name is kept); a row this process wrote that does not pass is a defect, never a
+ * client error.
  */
 const keep = { onExcessProperty: "preserve" } as const
 const isManifest = Schema.is(Manifest)
