@@ -185,13 +185,38 @@ export class Terminations extends Effect.Service<Terminations>()("@serverfs/brid
         patch: TransitionPatch,
         payload: Record<string, unknown>
       ): Effect.Effect<boolean> => end(taskId, "succeeded", patch, { type: "task.completed", payload }),
-      /** A non-terminal move (queued → starting → running); false when the table refused it. */
-      advance: (taskId: string, to: Exclude<TaskStatus, End>): Effect.Effect<boolean> =>
-        store.transition(taskId, to).pipe(
-          Effect.zipRight(feed.publish({ taskId, status: to })),
-          Effect.as(true),
-          Effect.catchAll(() => Effect.succeed(false))
-        ),
+      /**
+       * A non-terminal move (queued → starting → running); false when the table refused it. An
+       * event given here is committed in the move's own transaction (one commit fewer than an
+       * append after it, issue 12); a refused event is logged and dropped, as the writer does.
+       */
+      advance: (
+        taskId: string,
+        to: Exclude<TaskStatus, End>,
+        event?: { readonly type: string; readonly payload: Record<string, unknown> }
+      ): Effect.Effect<boolean> =>
+        store
+          .transition(
+            taskId,
+            to,
+            {},
+            event === undefined
+              ? undefined
+              : { eventType: event.type, payload: event.payload, limits: events.limits }
+          )
+          .pipe(
+            Effect.tap((result) =>
+              Effect.zipRight(
+                feed.publish({ taskId, status: to }),
+                Option.match(result.eventRefusal, {
+                  onNone: () => Effect.void,
+                  onSome: (refusal) => events.dropped(taskId, event?.type ?? "", refusal)
+                })
+              )
+            ),
+            Effect.as(true),
+            Effect.catchAll(() => Effect.succeed(false))
+          ),
       stopRun
     } as const
   })

@@ -149,11 +149,13 @@ export class TurnRunner extends Effect.Service<TurnRunner>()("@serverfs/bridge/T
     const drive = ({ task, prompt, adapter, workdir, liveTask, resume }: Turn): Effect.Effect<void> =>
       Effect.gen(function* () {
         const redaction = new HostPathRedaction(workdir.hostPath, allRoots)
-        if (!(yield* terminations.advance(task.task_id, "starting"))) return // cancelled while queued
+        // bridge-internals §8: starting, task.started, running. The event goes in the start's own
+        // transaction: no reader sees one without the other, and a task pays one commit less.
+        const started = { type: "task.started", payload: { runtime: task.runtime } }
+        if (!(yield* terminations.advance(task.task_id, "starting", started))) return // cancelled while queued
         // Spec v0.22 §9.2: the queue wait ends at the committed start; the runtime start is the
         // bridge-owned dispatch up to `running`; then the provider's first execution stretch.
         yield* observations.started(task.task_id)
-        yield* events.append(task.task_id, "task.started", { runtime: task.runtime })
         if (!(yield* terminations.advance(task.task_id, "running"))) return
         yield* observations.running(task.task_id)
         liveTask.providerStopped = false

@@ -4,12 +4,14 @@
  * the environment; audit lines go to memory. `adapters` replaces the runtime registry, for
  * provider shapes the scripted runtime never produces; `leases` wraps the real writer leases, for
  * lock-directory failures a test cannot cause on disk as root; `observation` swaps the
- * diagnostics recorder or the metric projection, for fault injection.
+ * diagnostics recorder or the metric projection, for fault injection; `store` wraps the real
+ * store, to see which calls (and so which transactions) a flow makes.
  */
 import type { ProviderAdapter } from "@serverfs/adapters"
 import type { RuntimeInfo } from "@serverfs/domain"
 import { Configuration, WorkdirRegistry } from "@serverfs/policy"
 import { type BridgeClientService, makeBridgeClient, serveRpc } from "@serverfs/rpc"
+import { ResultSpool, TaskStore, type TaskStoreShape } from "@serverfs/store"
 import { AuditLog, AuditSink, type DiagnosticsRecorder } from "@serverfs/telemetry-local"
 import { WorkdirRoots } from "@serverfs/workspace"
 import { ConfigProvider, Effect, Exit, Layer, ManagedRuntime, Scope } from "effect"
@@ -45,8 +47,16 @@ export const inProcessBridge = (
   env: Readonly<Record<string, string>>,
   adapters?: ReadonlyArray<ProviderAdapter>,
   leases?: (real: BridgeLeases) => BridgeLeases,
-  observation: ObservationOverrides = {}
+  observation: ObservationOverrides = {},
+  store?: (real: TaskStoreShape) => TaskStoreShape
 ) => {
+  const storeLayer =
+    store === undefined
+      ? StoreFromSettings
+      : Layer.merge(
+          Layer.effect(TaskStore, Effect.map(TaskStore, store)),
+          Layer.effect(ResultSpool, ResultSpool)
+        ).pipe(Layer.provide(StoreFromSettings))
   const leasesLayer =
     leases === undefined
       ? BridgeLeases.Default
@@ -57,7 +67,7 @@ export const inProcessBridge = (
   const layer = plane.pipe(
     Layer.provideMerge(adapters === undefined ? RuntimeRegistry.Default : registryOf(adapters)),
     Layer.provideMerge(leasesLayer),
-    Layer.provideMerge(StoreFromSettings),
+    Layer.provideMerge(storeLayer),
     Layer.provideMerge(WorkdirRoots.Default),
     Layer.provideMerge(WorkdirRegistry.Default),
     Layer.provideMerge(AuditLog.Default),
