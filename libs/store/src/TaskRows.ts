@@ -18,6 +18,7 @@ import {
   firstTask,
   fromEither,
   isoEffect,
+  notFound,
   nowIso,
   type StoreContext,
   TERMINAL
@@ -233,17 +234,24 @@ export const makeTaskRows = (ctx: StoreContext, events: EventLog) => {
     ids: { readonly sessionId?: string; readonly turnId?: string }
   ) {
     const now = yield* nowIso
-    return yield* mutate(
-      Effect.gen(function* () {
-        const current = yield* requireTask(taskId)
-        return yield* writeTask({
-          ...current,
-          updated_at: now,
-          native_session_id: ids.sessionId ?? current.native_session_id,
-          native_turn_id: ids.turnId ?? current.native_turn_id
-        })
-      })
+    // One statement in autocommit (issue 12): an id not given keeps the stored one, and the row
+    // comes back as written; no row means no such task.
+    const written = yield* mutateOnce(
+      Effect.flatMap(
+        sql`
+        UPDATE tasks SET
+          updated_at = ${now},
+          native_session_id = COALESCE(${ids.sessionId ?? null}, native_session_id),
+          native_turn_id = COALESCE(${ids.turnId ?? null}, native_turn_id)
+        WHERE task_id = ${taskId}
+        RETURNING *`,
+        firstTask
+      )
     )
+    return yield* Option.match(written, {
+      onNone: () => Effect.fail(notFound(taskId)),
+      onSome: Effect.succeed
+    })
   })
 
   return {

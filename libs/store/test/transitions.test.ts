@@ -279,6 +279,8 @@ describe("transition details", () => {
           ])
           const second = yield* store.setNativeIds(taskId, { turnId: "turn" })
           expect([second.native_session_id, second.native_turn_id]).toEqual(["sess", "turn"])
+          // The row returned is the row stored, the whole of it.
+          expect(Option.some(second)).toEqual(yield* store.getTask(taskId))
           const missing = yield* Effect.exit(store.setNativeIds(`agt_${"1".repeat(24)}`, { turnId: "x" }))
           expect(failureTag(missing)).toBe("AGENT_TASK_NOT_FOUND")
         })
