@@ -210,7 +210,8 @@ export class Terminations extends Effect.Service<Terminations>()("@serverfs/brid
                 feed.publish({ taskId, status: to }),
                 Option.match(result.eventRefusal, {
                   onNone: () => Effect.void,
-                  onSome: (refusal) => events.dropped(taskId, event?.type ?? "", refusal)
+                  onSome: (refusal) =>
+                    event === undefined ? Effect.void : events.dropped(taskId, event.type, refusal)
                 })
               )
             ),
