@@ -7,7 +7,7 @@ import {
   type SocketDirectoryUnsafe,
   SocketPathInUse
 } from "@serverfs/domain"
-import { Duration, Effect, FiberSet, Option, type Scope } from "effect"
+import { Context, Duration, Effect, FiberSet, Option, type Scope } from "effect"
 import { type ConnectionIO, connectionIO } from "./ConnectionIO.js"
 import { answer, type RpcHandler } from "./Dispatch.js"
 import { type AllowedPeer, isPeerAllowed, readPeerCred, resolveAllowedPeer } from "./PeerCheck.js"
@@ -212,10 +212,17 @@ export const serveRpc = (
       socket.once("close", () => sockets.delete(socket))
       // SO_PEERCRED must be read now, synchronously, on the accepted fd.
       const cred = readPeerCred(socket)
+      // A connection runs with an empty context: a handler needs no service from it (its type
+      // says so), and every scope, span and transaction inside copies the context it runs in.
+      // With the daemon's 30-odd services those copies were a tenth of the bridge's garbage per
+      // task (issue 12, docs/performance.md).
       run(
-        cred !== undefined && isPeerAllowed(allowed, cred)
-          ? serveConnection(socket, slot, options.handle, idle)
-          : refuse(socket)
+        Effect.mapInputContext(
+          cred !== undefined && isPeerAllowed(allowed, cred)
+            ? serveConnection(socket, slot, options.handle, idle)
+            : refuse(socket),
+          () => Context.empty()
+        )
       )
     }
 

@@ -7,7 +7,7 @@ import net from "node:net"
 import path from "node:path"
 import { describe, expect, it } from "@effect/vitest"
 import { AgentDisabled, AgentTaskNotFound, type BridgeMethod } from "@serverfs/domain"
-import { Deferred, Effect, Exit, Fiber, Scope } from "effect"
+import { Context, Deferred, Effect, Exit, Fiber, Scope } from "effect"
 import { makeBridgeClient, serveRpc } from "../src/index.js"
 import {
   METHODS,
@@ -36,6 +36,32 @@ describe("serveRpc + BridgeClient round trip", () => {
       expect(calls.map((c) => c.method)).toEqual(METHODS)
       for (const call of calls) expect(call.params, call.method).toEqual(SAMPLE_PARAMS[call.method])
     })
+  )
+
+  it.scopedLive(
+    "a connection's fiber carries none of the services of the fiber that started the server",
+    () =>
+      Effect.gen(function* () {
+        const base = yield* tempBase
+        const socketPath = path.join(base, "bridge.sock")
+        // Handlers need no service from their context (their type says so): a request runs with
+        // an empty one, so every scope and span inside copies nothing (issue 12: a tenth of the
+        // bridge's garbage per task was copies of the daemon's 30-odd services).
+        const seen: Array<number> = []
+        const { handle } = recordingHandler((method) =>
+          Effect.map(Effect.context<never>(), (context) => {
+            seen.push(context.unsafeMap.size)
+            return SAMPLE_RESULTS[method]
+          })
+        )
+        const Daemon = Context.GenericTag<{ readonly name: string }>("test/Daemon")
+        yield* serveRpc({ socketPath, allowedPeer: own, handle }).pipe(
+          Effect.provideService(Daemon, { name: "daemon" })
+        )
+        const client = makeBridgeClient({ socketPath, timeoutSeconds: 10 })
+        yield* client.call("runtime.list", {})
+        expect(seen).toEqual([0])
+      })
   )
 
   it.scopedLive("optional params may be omitted; an Answer's default option list is filled in", () =>
