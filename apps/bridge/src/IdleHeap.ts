@@ -36,8 +36,8 @@ const heapSize = (): HeapSize => {
  * Whether to collect now: the last period was idle and the heap has grown since the last
  * collection — in use, or in pages held. The second matters after a burst that V8 itself ended
  * with a full collection: the objects are gone but their pages are not, since V8 compacts only
- * what it must; the used size is then back where it was and the RSS is not (issue 12: the
- * bridge's RSS stayed at 85 MiB for 20 s after a bench run, one run in four).
+ * what it must; the used size is then back where it was and the RSS is not (issue 12: after
+ * some bench runs the bridge's RSS stayed at 85 MiB for 20 s, until V8's own memory reducer).
  */
 export const shouldCollect = (utilization: number, now: HeapSize, afterLastCollection: HeapSize): boolean =>
   utilization <= IDLE_UTILIZATION &&
