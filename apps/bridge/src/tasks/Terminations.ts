@@ -12,7 +12,7 @@ import {
   type TaskStatus
 } from "@serverfs/domain"
 import { Configuration } from "@serverfs/policy"
-import { TaskStore, type TransitionPatch } from "@serverfs/store"
+import { TaskStore, type TransitionPatch, type TransitionResult } from "@serverfs/store"
 import { AuditLog } from "@serverfs/telemetry-local"
 import { Effect, Option } from "effect"
 import { BridgeSettingsTag } from "../BridgeSettingsTag.js"
@@ -38,6 +38,12 @@ const interrupts = (cause: AgentError): boolean => INTERRUPTING.some((c) => caus
 
 type End = "succeeded" | "failed" | "cancelled" | "interrupted"
 
+/** An event the bridge commits with a status change, in the transition's own transaction. */
+interface MoveEvent {
+  readonly type: string
+  readonly payload: Record<string, unknown>
+}
+
 /**
  * The one place a task's status changes (bridge-internals §6/§9): every move goes through the
  * store's transition table, is published on the status feed and audited. A task ends through
@@ -62,56 +68,56 @@ export class Terminations extends Effect.Service<Terminations>()("@serverfs/brid
       workdirs.map((w) => w.hostPath)
     )
 
+    /** A move's event as the store takes it, under the event stream's limits. */
+    const withLimits = (event: MoveEvent) => ({
+      eventType: event.type,
+      payload: event.payload,
+      limits: events.limits
+    })
+
+    /** A move's event the store refused: logged and dropped, as the event writer does. */
+    const droppedIfRefused = (taskId: string, event: MoveEvent, result: TransitionResult) =>
+      Option.match(result.eventRefusal, {
+        onNone: () => Effect.void,
+        onSome: (refusal) => events.dropped(taskId, event.type, refusal)
+      })
+
     /**
      * Move a task to `to` unless it already is terminal. Its queued events are committed first;
      * the status, the staling of its pending request and the terminal event then go in one
      * transaction, so no reader sees the end of a task before everything that led there.
      * Returns whether this call made the change.
      */
-    const end = (
-      taskId: string,
-      to: End,
-      patch: TransitionPatch,
-      event: { readonly type: string; readonly payload: Record<string, unknown> }
-    ): Effect.Effect<boolean> =>
+    const end = (taskId: string, to: End, patch: TransitionPatch, event: MoveEvent): Effect.Effect<boolean> =>
       Effect.zipRight(
         events.flush,
         // The commit and what follows from it as one uninterruptible step: a task that ended is
         // published, audited, counted and sealed even if the caller is interrupted meanwhile.
         Effect.uninterruptible(
-          store
-            .transition(taskId, to, patch, {
-              eventType: event.type,
-              payload: event.payload,
-              limits: events.limits
-            })
-            .pipe(
-              Effect.tap((result) =>
-                Effect.all(
-                  [
-                    feed.publish({ taskId, status: to }),
-                    Option.match(result.staledRequestId, {
-                      onNone: () => Effect.void,
-                      onSome: (requestId) =>
-                        live.failWaiter(taskId, requestId, to === "cancelled" ? "cancelled" : "stale")
-                    }),
-                    Option.match(result.eventRefusal, {
-                      onNone: () => Effect.void,
-                      onSome: (refusal) => events.dropped(taskId, event.type, refusal)
-                    }),
-                    audit.emit("INFO", "task_transition", {
-                      task_id: taskId,
-                      status: to,
-                      error_code: patch.error_code ?? undefined
-                    }),
-                    // Spec v0.22 §9.3: the terminal metric and the one seal, from this same applied
-                    // transition. Fail-open: neither can change the boolean returned below.
-                    observations.terminal(result, to)
-                  ],
-                  { discard: true }
-                )
+          store.transition(taskId, to, patch, withLimits(event)).pipe(
+            Effect.tap((result) =>
+              Effect.all(
+                [
+                  feed.publish({ taskId, status: to }),
+                  Option.match(result.staledRequestId, {
+                    onNone: () => Effect.void,
+                    onSome: (requestId) =>
+                      live.failWaiter(taskId, requestId, to === "cancelled" ? "cancelled" : "stale")
+                  }),
+                  droppedIfRefused(taskId, event, result),
+                  audit.emit("INFO", "task_transition", {
+                    task_id: taskId,
+                    status: to,
+                    error_code: patch.error_code ?? undefined
+                  }),
+                  // Spec v0.22 §9.3: the terminal metric and the one seal, from this same applied
+                  // transition. Fail-open: neither can change the boolean returned below.
+                  observations.terminal(result, to)
+                ],
+                { discard: true }
               )
             )
+          )
         )
       ).pipe(
         Effect.as(true),
@@ -188,36 +194,19 @@ export class Terminations extends Effect.Service<Terminations>()("@serverfs/brid
       /**
        * A non-terminal move (queued → starting → running); false when the table refused it. An
        * event given here is committed in the move's own transaction (one commit fewer than an
-       * append after it, issue 12); a refused event is logged and dropped, as the writer does.
+       * append after it, issue 12).
        */
-      advance: (
-        taskId: string,
-        to: Exclude<TaskStatus, End>,
-        event?: { readonly type: string; readonly payload: Record<string, unknown> }
-      ): Effect.Effect<boolean> =>
-        store
-          .transition(
-            taskId,
-            to,
-            {},
-            event === undefined
-              ? undefined
-              : { eventType: event.type, payload: event.payload, limits: events.limits }
-          )
-          .pipe(
-            Effect.tap((result) =>
-              Effect.zipRight(
-                feed.publish({ taskId, status: to }),
-                Option.match(result.eventRefusal, {
-                  onNone: () => Effect.void,
-                  onSome: (refusal) =>
-                    event === undefined ? Effect.void : events.dropped(taskId, event.type, refusal)
-                })
-              )
-            ),
-            Effect.as(true),
-            Effect.catchAll(() => Effect.succeed(false))
+      advance: (taskId: string, to: Exclude<TaskStatus, End>, event?: MoveEvent): Effect.Effect<boolean> =>
+        store.transition(taskId, to, {}, event === undefined ? undefined : withLimits(event)).pipe(
+          Effect.tap((result) =>
+            Effect.zipRight(
+              feed.publish({ taskId, status: to }),
+              event === undefined ? Effect.void : droppedIfRefused(taskId, event, result)
+            )
           ),
+          Effect.as(true),
+          Effect.catchAll(() => Effect.succeed(false))
+        ),
       stopRun
     } as const
   })
