@@ -1,8 +1,37 @@
+import type { SqlClient } from "@effect/sql"
 import { Effect, Either } from "effect"
 import { taskBudgetBytes } from "./Migrations.js"
 import { isoEffect, isoMinusSeconds, nowIso, type StoreContext, TERMINAL } from "./StoreContext.js"
 import type { TaskRows } from "./TaskRows.js"
-import type { BudgetOptions, GcOptions, StorageUsage } from "./TaskStoreShape.js"
+import type { BudgetOptions, GcOptions, Instant, RetentionCheck, StorageUsage } from "./TaskStoreShape.js"
+
+interface TotalsRow {
+  readonly total_bytes: number
+  readonly active_bytes: number
+  readonly active_tasks: number
+}
+
+/**
+ * The retention check of every submit and every task's end, as one statement (issue 12: it was
+ * two, the list of expired tasks and the totals): the storage totals row, kept by the schema's
+ * triggers (migration 0004), and whether a finished task completed before `before` — the same
+ * range read of the completion index as `terminalTasksFinishedBefore`, stopped at its first row.
+ */
+export const retentionCheckQuery = (sql: SqlClient.SqlClient, before: string) =>
+  sql<TotalsRow & { readonly expired: number }>`
+    SELECT total_bytes, active_bytes, active_tasks,
+      EXISTS (SELECT 1 FROM tasks WHERE +status IN ${sql.in(TERMINAL)} AND completed_at < ${before}) AS expired
+    FROM storage_totals WHERE id = 1`
+
+/** The totals row is created by its migration and never deleted: missing is a defect. */
+const totalsOf = <Row extends TotalsRow>(rows: ReadonlyArray<Row>): Effect.Effect<Row> =>
+  rows[0] === undefined ? Effect.dieMessage("the storage totals row is missing") : Effect.succeed(rows[0])
+
+const usageOf = (row: TotalsRow): StorageUsage => ({
+  totalBytes: row.total_bytes,
+  activeBytes: row.active_bytes,
+  activeTasks: row.active_tasks
+})
 
 /**
  * Retention (spec v0.7 §2.2, bridge-internals §3): finished tasks collected after the retention
@@ -62,17 +91,17 @@ export const makeRetention = (ctx: StoreContext, tasks: TaskRows) => {
   const storageUsage = (): Effect.Effect<StorageUsage> =>
     Effect.orDie(
       Effect.flatMap(
-        sql<{ readonly total_bytes: number; readonly active_bytes: number; readonly active_tasks: number }>`
-          SELECT total_bytes, active_bytes, active_tasks FROM storage_totals WHERE id = 1`,
-        (rows) => {
-          const row = rows[0]
-          if (row === undefined) return Effect.dieMessage("the storage totals row is missing")
-          return Effect.succeed({
-            totalBytes: row.total_bytes,
-            activeBytes: row.active_bytes,
-            activeTasks: row.active_tasks
-          })
-        }
+        sql<TotalsRow>`SELECT total_bytes, active_bytes, active_tasks FROM storage_totals WHERE id = 1`,
+        (rows) => Effect.map(totalsOf(rows), usageOf)
+      )
+    )
+
+  const retentionCheck = (cutoff: Instant): Effect.Effect<RetentionCheck> =>
+    Effect.flatMap(isoEffect(cutoff), (before) =>
+      Effect.orDie(
+        Effect.flatMap(retentionCheckQuery(sql, before), (rows) =>
+          Effect.map(totalsOf(rows), (row) => ({ expired: row.expired !== 0, usage: usageOf(row) }))
+        )
       )
     )
 
@@ -98,6 +127,6 @@ export const makeRetention = (ctx: StoreContext, tasks: TaskRows) => {
     return { evicted, usageBytes: (yield* storageUsage()).totalBytes }
   })
 
-  return { gc, storageUsage, evictForBudget }
+  return { gc, storageUsage, retentionCheck, evictForBudget }
 }
 export type Retention = ReturnType<typeof makeRetention>

@@ -79,6 +79,7 @@ const makeStore = Effect.gen(function* () {
     getPendingRequest: requests.getPendingRequest,
     gc: retention.gc,
     storageUsage: retention.storageUsage,
+    retentionCheck: retention.retentionCheck,
     evictForBudget: retention.evictForBudget,
     integrityCheck
   }

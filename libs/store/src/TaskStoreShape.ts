@@ -73,6 +73,13 @@ export interface StorageUsage {
   readonly activeTasks: number
 }
 
+/** The retention check of a submit or a task's end, read in one statement. */
+export interface RetentionCheck {
+  /** Whether some finished task completed before the cutoff: collection is due. */
+  readonly expired: boolean
+  readonly usage: StorageUsage
+}
+
 export interface BudgetOutcome {
   /** Finished tasks evicted, oldest first. */
   readonly evicted: ReadonlyArray<string>
@@ -196,6 +203,11 @@ export interface TaskStoreShape {
   readonly gc: (options: GcOptions) => Effect.Effect<ReadonlyArray<string>>
   /** The bytes the state holds for its tasks (events and results): one aggregate query. */
   readonly storageUsage: () => Effect.Effect<StorageUsage>
+  /**
+   * Whether a finished task completed before `cutoff`, and the storage usage, in one statement:
+   * what every submit and every task's end check first (bridge-internals §3).
+   */
+  readonly retentionCheck: (cutoff: Instant) => Effect.Effect<RetentionCheck>
   /**
    * Evict finished tasks, oldest completion first (never an active or a protected one), until
    * usage + reserve fits the budget or nothing evictable is left. Each goes whole, as in `gc`.

@@ -52,6 +52,7 @@ export {
   type Instant,
   type NewEvent,
   type RequestChange,
+  type RetentionCheck,
   type StorageUsage,
   type TaskStoreShape,
   type TransitionEvent,

@@ -6,6 +6,7 @@
 import { describe, expect, it } from "@effect/vitest"
 import { Effect, TestClock } from "effect"
 import { TaskStore } from "../src/index.js"
+import { retentionCheckQuery } from "../src/Retention.js"
 import { terminalTasksFinishedBefore } from "../src/TaskRows.js"
 import { insertFinished, insertQueued, queryPlan, scopedTempState, withStore } from "./helpers.js"
 
@@ -30,6 +31,38 @@ describe("terminal tasks finished before a cutoff", () => {
         )
         expect(details).toMatch(/USING (COVERING )?INDEX tasks_(completed_at|storage) \(completed_at<\?\)/)
         expect(details).not.toContain("tasks_status")
+      })
+    )
+  )
+
+  it.scoped("and the retention check reads them the same way, with the totals, in one statement", () =>
+    Effect.flatMap(scopedTempState, (temp) =>
+      Effect.gen(function* () {
+        yield* withStore(
+          temp.stateDir,
+          Effect.gen(function* () {
+            const store = yield* TaskStore
+            yield* insertFinished(40)
+            yield* insertQueued()
+            yield* TestClock.adjust("1 minute")
+            const old = yield* store.retentionCheck(new Date(60_000))
+            expect(old.expired).toBe(true)
+            expect(old.usage).toEqual(yield* store.storageUsage())
+            expect(old.usage.activeTasks).toBe(1)
+            expect((yield* store.retentionCheck(new Date(0))).expired).toBe(false)
+            // Collected, none is left past that cutoff.
+            yield* store.gc({ retentionSeconds: 0 })
+            const after = yield* store.retentionCheck(new Date(60_000))
+            expect(after.expired).toBe(false)
+            expect(after.usage).toEqual(yield* store.storageUsage())
+          })
+        )
+        const details = yield* queryPlan(temp.stateDir, (sql) =>
+          retentionCheckQuery(sql, "1970-01-01T00:01:00.000Z")
+        )
+        expect(details).toMatch(/USING (COVERING )?INDEX tasks_(completed_at|storage) \(completed_at<\?\)/)
+        expect(details).not.toContain("tasks_status")
+        expect(details).toMatch(/storage_totals/)
       })
     )
   )

@@ -1,4 +1,4 @@
-import { TaskStore } from "@serverfs/store"
+import { type StorageUsage, TaskStore } from "@serverfs/store"
 import { AuditLog } from "@serverfs/telemetry-local"
 import { Clock, DateTime, Effect } from "effect"
 import { BridgeSettingsTag } from "../BridgeSettingsTag.js"
@@ -26,11 +26,10 @@ export class Retention extends Effect.Service<Retention>()("@serverfs/bridge/Ret
     /**
      * Keep the state within its budget with room for `newTasks` more active tasks: usage, plus
      * what the active tasks may still write up to their shares, plus a share per new task.
-     * Returns whether it now fits. One aggregate query when it already fits.
+     * Returns whether it now fits.
      */
-    const enforceBudget = (newTasks: number): Effect.Effect<boolean> =>
+    const fitBudget = (newTasks: number, usage: StorageUsage): Effect.Effect<boolean> =>
       Effect.gen(function* () {
-        const usage = yield* store.storageUsage()
         // Never more shares than the task cap allows: a submit over the cap is refused by the
         // insert (AGENT_TASK_LIMIT_REACHED) and must not evict anything first.
         const shares = Math.min(usage.activeTasks + newTasks, settings.maxActiveTasks)
@@ -50,6 +49,10 @@ export class Retention extends Effect.Service<Retention>()("@serverfs/bridge/Ret
         return outcome.usageBytes + reserve <= settings.stateMaxBytes
       })
 
+    /** The budget with room for `newTasks`, on the usage read now. One aggregate query when it fits. */
+    const enforceBudget = (newTasks: number): Effect.Effect<boolean> =>
+      Effect.flatMap(store.storageUsage(), (usage) => fitBudget(newTasks, usage))
+
     const bestEffort = <A>(effect: Effect.Effect<A>) =>
       effect.pipe(
         Effect.asVoid,
@@ -57,21 +60,38 @@ export class Retention extends Effect.Service<Retention>()("@serverfs/bridge/Ret
         Effect.catchAllDefect((defect) => Effect.logError("garbage collection failed", defect))
       )
 
-    /** Finished tasks past the retention, collected. */
-    const collectExpired: Effect.Effect<void> = bestEffort(
-      Effect.gen(function* () {
-        // Most calls find nothing old enough: one indexed read, and the guards are not even read.
-        const now = yield* Clock.currentTimeMillis
-        const cutoff = DateTime.formatIso(DateTime.unsafeMake(now - settings.retentionSeconds * 1000))
-        if ((yield* store.listTerminalTaskIdsOlderThan(cutoff)).length > 0)
-          yield* store.gc({
-            retentionSeconds: settings.retentionSeconds,
-            protectedTaskIds: yield* guardedTaskIds
-          })
-      })
-    )
+    /**
+     * The finished tasks past the retention, collected when there are any. Returns the check:
+     * whether some had expired, and the usage it read before collecting. Most calls find nothing
+     * old enough: one statement, and the guards are not even read.
+     */
+    const collectExpiredNow = Effect.gen(function* () {
+      const now = yield* Clock.currentTimeMillis
+      const cutoff = DateTime.formatIso(DateTime.unsafeMake(now - settings.retentionSeconds * 1000))
+      const check = yield* store.retentionCheck(cutoff)
+      // A failed collection is logged; the budget is still enforced after it.
+      if (check.expired)
+        yield* bestEffort(
+          Effect.flatMap(guardedTaskIds, (protectedTaskIds) =>
+            store.gc({ retentionSeconds: settings.retentionSeconds, protectedTaskIds })
+          )
+        )
+      return check
+    })
 
-    const collectGarbage: Effect.Effect<void> = Effect.zipRight(collectExpired, bestEffort(enforceBudget(0)))
+    /** Finished tasks past the retention, collected (a submit's second step, bridge-internals §3). */
+    const collectExpired: Effect.Effect<void> = bestEffort(collectExpiredNow)
+
+    /**
+     * After each task and after a restart's recovery: the expired tasks, then the budget with no
+     * new task — on the usage the retention check read, when it removed nothing (issue 12: one
+     * statement fewer per task).
+     */
+    const collectGarbage: Effect.Effect<void> = bestEffort(
+      Effect.flatMap(collectExpiredNow, (check) =>
+        check.expired ? enforceBudget(0) : fitBudget(0, check.usage)
+      )
+    )
 
     return { enforceBudget, collectExpired, collectGarbage } as const
   })
