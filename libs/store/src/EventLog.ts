@@ -10,6 +10,12 @@ import { fitEventPayload } from "./EventPayload.js"
 import { notFound, nowIso, type StoreContext } from "./StoreContext.js"
 import { type EventLimits, type EventRefusal, eventStoredBytes, type NewEvent } from "./TaskStoreShape.js"
 
+/** A task's event count and stored bytes, as its row holds them: what its appends are checked against. */
+export interface EventTally {
+  readonly eventCount: number
+  readonly storedBytes: number
+}
+
 /**
  * The global event log (bridge-internals §6–§7.1): appends fitted to the size limit and counted
  * against the task's event and byte shares, and pages read in event-id order. `appendWithin` runs
@@ -44,38 +50,42 @@ type Outcome = Either.Either<number, EventRefusal>
 export const makeEventLog = (ctx: StoreContext) => {
   const { sql, mutate, read, requireTask, storedTask } = ctx
 
+  /** Each task's tally as stored; a task missing here does not exist. */
+  const readTallies = (taskIds: ReadonlyArray<string>) =>
+    Effect.map(
+      sql<{ readonly task_id: string; readonly event_count: number; readonly stored_bytes: number }>`
+        SELECT task_id, event_count, stored_bytes FROM tasks WHERE ${sql.in("task_id", taskIds)}`,
+      (rows) =>
+        new Map<string, EventTally>(
+          rows.map((row) => [row.task_id, { eventCount: row.event_count, storedBytes: row.stored_bytes }])
+        )
+    )
+
   /**
-   * Events appended inside the caller's transaction, in order: one count read per task, every
-   * accepted event in multi-row INSERTs, one count write per task — a handful of statements per
-   * batch, not several per event. Each entry gets its own outcome.
+   * Events inserted inside the caller's transaction, in order, checked against each task's tally
+   * in `tallies` (a task not there does not exist): every accepted event in multi-row INSERTs.
+   * Each entry gets its own outcome; `tallies` comes back as the accepted events left it, for
+   * the caller to write. Nothing here writes a task row.
    */
-  const appendWithin = (events: ReadonlyArray<NewEvent>, limits: EventLimits, now: string) =>
+  const insertWithin = (
+    events: ReadonlyArray<NewEvent>,
+    limits: EventLimits,
+    now: string,
+    tallies: ReadonlyMap<string, EventTally>
+  ) =>
     Effect.gen(function* () {
-      const fitted = events.map((e) => fitEventPayload(e.eventType, e.payload, limits.maxEventBytes))
-      const taskIds = [...new Set(events.map((e) => e.taskId))]
-      const counts = new Map<string, number>()
-      const bytes = new Map<string, number>()
-      for (const row of yield* sql<{
-        readonly task_id: string
-        readonly event_count: number
-        readonly stored_bytes: number
-      }>`
-        SELECT task_id, event_count, stored_bytes FROM tasks WHERE ${sql.in("task_id", taskIds)}`) {
-        counts.set(row.task_id, row.event_count)
-        bytes.set(row.task_id, row.stored_bytes)
-      }
+      const after = new Map(tallies)
       const maxBytes = limits.maxStoredBytesPerTask ?? Number.POSITIVE_INFINITY
       const outcomes: Array<Outcome> = []
       const accepted: Array<{ readonly index: number; readonly row: Record<string, string> }> = []
       for (const [index, event] of events.entries()) {
-        const payload = fitted[index]!
-        const count = counts.get(event.taskId)
+        const payload = fitEventPayload(event.eventType, event.payload, limits.maxEventBytes)
+        const tally = after.get(event.taskId)
         const cost =
           payload instanceof AgentEventTooLarge ? 0 : eventStoredBytes(event.eventType, payload.json)
-        const stored = bytes.get(event.taskId) ?? 0
         if (payload instanceof AgentEventTooLarge) outcomes.push(Either.left(payload))
-        else if (count === undefined) outcomes.push(Either.left(notFound(event.taskId)))
-        else if (stored + cost > maxBytes)
+        else if (tally === undefined) outcomes.push(Either.left(notFound(event.taskId)))
+        else if (tally.storedBytes + cost > maxBytes)
           outcomes.push(
             Either.left(
               new AgentEventLimitReached({
@@ -83,7 +93,7 @@ export const makeEventLog = (ctx: StoreContext) => {
               })
             )
           )
-        else if (count >= limits.maxEventsPerTask)
+        else if (tally.eventCount >= limits.maxEventsPerTask)
           outcomes.push(
             Either.left(
               new AgentEventLimitReached({
@@ -92,8 +102,7 @@ export const makeEventLog = (ctx: StoreContext) => {
             )
           )
         else {
-          counts.set(event.taskId, count + 1)
-          bytes.set(event.taskId, stored + cost)
+          after.set(event.taskId, { eventCount: tally.eventCount + 1, storedBytes: tally.storedBytes + cost })
           // Replaced by the event id once the INSERT below has returned it.
           outcomes.push(Either.right(0))
           accepted.push({
@@ -117,11 +126,23 @@ export const makeEventLog = (ctx: StoreContext) => {
           return yield* Effect.dieMessage("appendEvents: INSERT returned too few ids")
         for (const [i, a] of chunk.entries()) outcomes[a.index] = Either.right(ids[i]!)
       }
-      for (const [taskId, count] of counts) {
-        const stored = bytes.get(taskId) ?? 0
+      return { outcomes, tallies: after }
+    })
+
+  /**
+   * Events appended inside the caller's transaction, in order: one tally read per task, every
+   * accepted event in multi-row INSERTs, one tally write per task that took events — a handful
+   * of statements per batch, not several per event. Each entry gets its own outcome.
+   */
+  const appendWithin = (events: ReadonlyArray<NewEvent>, limits: EventLimits, now: string) =>
+    Effect.gen(function* () {
+      const before = yield* readTallies([...new Set(events.map((e) => e.taskId))])
+      const { outcomes, tallies } = yield* insertWithin(events, limits, now, before)
+      for (const [taskId, tally] of tallies) {
+        if (tally.eventCount === before.get(taskId)?.eventCount) continue
         yield* sql`
-          UPDATE tasks SET event_count = ${count}, stored_bytes = ${stored}
-          WHERE task_id = ${taskId} AND event_count <> ${count}`
+          UPDATE tasks SET event_count = ${tally.eventCount}, stored_bytes = ${tally.storedBytes}
+          WHERE task_id = ${taskId}`
       }
       return outcomes
     })
@@ -179,7 +200,7 @@ export const makeEventLog = (ctx: StoreContext) => {
     )
   })
 
-  return { appendWithin, appendEvent, appendEvents, readEvents }
+  return { insertWithin, appendWithin, appendEvent, appendEvents, readEvents }
 }
 
 export type EventLog = ReturnType<typeof makeEventLog>

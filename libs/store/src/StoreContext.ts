@@ -8,6 +8,7 @@ import {
   TerminalStatus
 } from "@serverfs/domain"
 import { Clock, DateTime, Effect, Either, Option, Schema, type Scope } from "effect"
+import type { EventTally } from "./EventLog.js"
 import { makeIdleCheckpoint } from "./IdleCheckpoint.js"
 import { makeImmediateTransaction } from "./ImmediateTransaction.js"
 import { PendingRequestRecord } from "./PendingRequestRecord.js"
@@ -114,6 +115,23 @@ export const makeStoreContext = Effect.gen(function* () {
       Option.match({ onNone: () => Effect.fail(notFound(taskId)), onSome: Effect.succeed })
     )
 
+  /**
+   * The task and its event tally, from one read: for a transition that appends its event in the
+   * same transaction (`stored_bytes` is the event log's column, outside TaskRecord).
+   */
+  const requireTallied = (taskId: string) =>
+    Effect.flatMap(sql`SELECT * FROM tasks WHERE task_id = ${taskId}`, (rows) => {
+      const row = rows[0]
+      if (row === undefined) return Effect.fail(notFound(taskId))
+      const storedBytes = (row as { readonly stored_bytes?: unknown }).stored_bytes
+      if (typeof storedBytes !== "number" || !Number.isSafeInteger(storedBytes) || storedBytes < 0)
+        return Effect.dieMessage("a task row's stored_bytes is not a count")
+      return Effect.map(Effect.orDie(decodeTask(row)), (task) => ({
+        task,
+        tally: { eventCount: task.event_count, storedBytes } satisfies EventTally
+      }))
+    })
+
   /** A row the caller knows is there (it read or wrote it in the same transaction): missing is a defect. */
   const present =
     (taskId: string) =>
@@ -139,10 +157,12 @@ export const makeStoreContext = Effect.gen(function* () {
   /**
    * Writes every column a task may change after insertion (identity columns are immutable) and
    * returns the row as stored, from the same statement (`RETURNING *`, issue 12: a mutation
-   * no longer reads the row again after its update). A task that is not there is a defect:
-   * callers have read it in the same transaction.
+   * no longer reads the row again after its update). With `tally`, the task's event count and
+   * stored bytes too: a transition that appended its own event writes them here rather than in a
+   * statement of their own. A task that is not there is a defect: callers have read it in the
+   * same transaction.
    */
-  const writeTask = (task: TaskRecord) =>
+  const writeTask = (task: TaskRecord, tally?: EventTally) =>
     sql`
     UPDATE tasks SET
       status = ${task.status},
@@ -157,7 +177,13 @@ export const makeStoreContext = Effect.gen(function* () {
       result_sha256 = ${task.result_sha256},
       error_code = ${task.error_code},
       error_message = ${task.error_message},
-      pending_request_id = ${task.pending_request_id}
+      pending_request_id = ${task.pending_request_id}${
+        tally === undefined
+          ? sql.literal("")
+          : sql`,
+      event_count = ${tally.eventCount},
+      stored_bytes = ${tally.storedBytes}`
+      }
     WHERE task_id = ${task.task_id}
     RETURNING *`.pipe(Effect.flatMap(firstTask), Effect.flatMap(present(task.task_id)))
 
@@ -179,6 +205,7 @@ export const makeStoreContext = Effect.gen(function* () {
     read,
     selectTask,
     requireTask,
+    requireTallied,
     storedTask,
     selectRequest,
     storedRequest,

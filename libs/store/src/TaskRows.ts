@@ -80,8 +80,8 @@ export const insertIfAllowed = (sql: SqlClient.SqlClient, record: TaskRecord, ma
  * BEGIN IMMEDIATE transaction together with the event that announces it.
  */
 export const makeTaskRows = (ctx: StoreContext, events: EventLog) => {
-  const { sql, mutate, mutateOnce, requireTask, selectTask, writeTask, staleOpenRequests } = ctx
-  const { appendWithin } = events
+  const { sql, mutate, mutateOnce, requireTallied, selectTask, writeTask, staleOpenRequests } = ctx
+  const { insertWithin } = events
 
   const insertTask = Effect.fn("TaskStore.insertTask")(function* (
     task: NewTask,
@@ -181,45 +181,51 @@ export const makeTaskRows = (ctx: StoreContext, events: EventLog) => {
     const now = yield* nowIso
     return yield* mutate(
       Effect.gen(function* () {
-        const current = yield* requireTask(taskId)
+        const { task: current, tally } = yield* requireTallied(taskId)
         const status = yield* fromEither(tableTransition(current.status, to))
         // Ending the task, or leaving a wait by any route other than resolve/abandon, closes the
         // open interaction in the same transaction: a late answer then gets REQUEST_STALE.
         const closesInteraction = isTerminal(status) || isWaiting(current.status)
         const staled = closesInteraction ? yield* staleOpenRequests(taskId) : []
-        // The event first: its count update then precedes the task's write, whose RETURNING row
-        // is the task as this transaction leaves it (the storage triggers move by OLD and NEW,
-        // so the order does not change the totals).
-        const eventRefusal =
+        // The event is checked against the tally just read and inserted; the task's write below
+        // then stores the new tally with the status (issue 12: two statements fewer than a
+        // separate append), and its RETURNING row is the task as this transaction leaves it.
+        const appended =
           event === undefined
+            ? undefined
+            : yield* insertWithin([{ taskId, ...event }], event.limits, now, new Map([[taskId, tally]]))
+        const eventRefusal =
+          appended === undefined
             ? Option.none()
-            : Either.match((yield* appendWithin([{ taskId, ...event }], event.limits, now))[0]!, {
-                onLeft: Option.some,
-                onRight: () => Option.none()
-              })
-        const task = yield* writeTask({
-          ...current,
-          status,
-          updated_at: now,
-          started_at:
-            patch.started_at !== undefined
-              ? yield* isoEffect(patch.started_at)
-              : status === "starting" && current.started_at === null
-                ? now
-                : current.started_at,
-          completed_at: isTerminal(status) ? now : current.completed_at,
-          pending_request_id: closesInteraction ? null : current.pending_request_id,
-          error_code: patch.error_code !== undefined ? patch.error_code : current.error_code,
-          error_message: patch.error_message !== undefined ? patch.error_message : current.error_message,
-          final_response: patch.final_response !== undefined ? patch.final_response : current.final_response,
-          result_storage: patch.result_storage !== undefined ? patch.result_storage : current.result_storage,
-          result_size_bytes:
-            patch.result_size_bytes !== undefined ? patch.result_size_bytes : current.result_size_bytes,
-          result_sha256: patch.result_sha256 !== undefined ? patch.result_sha256 : current.result_sha256,
-          native_session_id:
-            patch.native_session_id !== undefined ? patch.native_session_id : current.native_session_id,
-          native_turn_id: patch.native_turn_id !== undefined ? patch.native_turn_id : current.native_turn_id
-        })
+            : Either.match(appended.outcomes[0]!, { onLeft: Option.some, onRight: () => Option.none() })
+        const task = yield* writeTask(
+          {
+            ...current,
+            status,
+            updated_at: now,
+            started_at:
+              patch.started_at !== undefined
+                ? yield* isoEffect(patch.started_at)
+                : status === "starting" && current.started_at === null
+                  ? now
+                  : current.started_at,
+            completed_at: isTerminal(status) ? now : current.completed_at,
+            pending_request_id: closesInteraction ? null : current.pending_request_id,
+            error_code: patch.error_code !== undefined ? patch.error_code : current.error_code,
+            error_message: patch.error_message !== undefined ? patch.error_message : current.error_message,
+            final_response:
+              patch.final_response !== undefined ? patch.final_response : current.final_response,
+            result_storage:
+              patch.result_storage !== undefined ? patch.result_storage : current.result_storage,
+            result_size_bytes:
+              patch.result_size_bytes !== undefined ? patch.result_size_bytes : current.result_size_bytes,
+            result_sha256: patch.result_sha256 !== undefined ? patch.result_sha256 : current.result_sha256,
+            native_session_id:
+              patch.native_session_id !== undefined ? patch.native_session_id : current.native_session_id,
+            native_turn_id: patch.native_turn_id !== undefined ? patch.native_turn_id : current.native_turn_id
+          },
+          appended?.tallies.get(taskId)
+        )
         return {
           task,
           staledRequestId: Option.fromNullable(staled[0]),

@@ -84,7 +84,17 @@ describe("the storage totals", () => {
           expect(active.activeBytes).toBe(active.totalBytes)
           const inline = yield* finished("inline", 2_000)
           const spooled = yield* finished("spool", 10_000)
-          yield* store.transition(running, "cancelled")
+          // A transition's own event is counted in the transition's write of the task.
+          yield* store.transition(
+            running,
+            "cancelled",
+            {},
+            {
+              eventType: "task.cancelled",
+              payload: { reason: "z".repeat(300) },
+              limits: eventLimits
+            }
+          )
           const all = yield* agree
           expect(all.activeTasks).toBe(1)
           expect(all.totalBytes).toBeGreaterThan(all.activeBytes + 10_000 + 65_536)

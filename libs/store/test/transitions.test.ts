@@ -355,4 +355,49 @@ describe("a transition with its event", () => {
       )
     )
   )
+
+  it.scoped("the event counts against the task's shares exactly as an append of it does", () =>
+    Effect.flatMap(scopedTempState, (temp) =>
+      withStore(
+        temp.stateDir,
+        Effect.gen(function* () {
+          const store = yield* TaskStore
+          const payload = { error_code: "AGENT_PROVIDER_ERROR", detail: "d".repeat(400) }
+          const bytes = (yield* store.storageUsage()).totalBytes
+          const appended = yield* insertRunning()
+          yield* store.appendEvent(appended, "task.failed", payload, eventLimits)
+          yield* store.transition(appended, "failed", { error_code: "AGENT_PROVIDER_ERROR" })
+          const cost = (yield* store.storageUsage()).totalBytes - bytes
+          expect(cost).toBeGreaterThan(400)
+          const moved = yield* insertRunning()
+          const result = yield* store.transition(
+            moved,
+            "failed",
+            { error_code: "AGENT_PROVIDER_ERROR" },
+            { eventType: "task.failed", payload, limits: eventLimits }
+          )
+          expect(result.task.event_count).toBe(1)
+          expect((yield* store.storageUsage()).totalBytes - bytes).toBe(2 * cost)
+          // A share one byte short of the event refuses it, and the task still moves.
+          const short = yield* insertRunning()
+          const refused = yield* store.transition(
+            short,
+            "failed",
+            { error_code: "AGENT_PROVIDER_ERROR" },
+            {
+              eventType: "task.failed",
+              payload,
+              limits: { ...eventLimits, maxStoredBytesPerTask: cost - 1 }
+            }
+          )
+          expect(refused.task.status).toBe("failed")
+          expect(refused.task.event_count).toBe(0)
+          expect(Option.map(refused.eventRefusal, (r) => r.message)).toEqual(
+            Option.some(`the task has reached its storage share of ${cost - 1} bytes`)
+          )
+          expect((yield* store.storageUsage()).totalBytes - bytes).toBe(2 * cost)
+        })
+      )
+    )
+  )
 })
