@@ -3,10 +3,11 @@ import {
   AgentIdempotencyConflict,
   AgentTaskExists,
   AgentTaskLimitReached,
+  canTransition,
   isTerminal,
   isWaiting,
   sha256Hex,
-  type TaskStatus,
+  TaskStatus,
   transition as tableTransition
 } from "@serverfs/domain"
 import { Effect, Either, Option } from "effect"
@@ -73,6 +74,16 @@ export const insertIfAllowed = (sql: SqlClient.SqlClient, record: TaskRecord, ma
     ...ACTIVE,
     maxActiveTasks
   ])
+
+/**
+ * The statuses a task may leave for `to` by a move that changes nothing but its status: none
+ * when a move into `to` changes more (it stamps `started_at`, or ends the task); a wait is never
+ * among them (leaving it closes the open interaction). From the domain's transition table.
+ */
+const plainMoveSources = (to: TaskStatus): ReadonlyArray<TaskStatus> =>
+  to === "starting" || isTerminal(to)
+    ? []
+    : TaskStatus.literals.filter((from) => !isWaiting(from) && canTransition(from, to))
 
 /**
  * Task rows (bridge-internals §5): insertion under the active-task cap and the idempotency key,
@@ -179,6 +190,24 @@ export const makeTaskRows = (ctx: StoreContext, events: EventLog) => {
     event?: TransitionEvent
   ) {
     const now = yield* nowIso
+    // A move with no patch and no event that changes nothing but the status (starting → running
+    // on every task) is one conditional UPDATE in autocommit (issue 12: one statement instead of
+    // four). When it matches no row — no such task, a wait, a move the table refuses — the
+    // transaction below applies the move or says why.
+    const sources = event === undefined && Object.keys(patch).length === 0 ? plainMoveSources(to) : []
+    if (sources.length > 0) {
+      const moved = yield* mutateOnce(
+        Effect.flatMap(
+          sql`
+          UPDATE tasks SET status = ${to}, updated_at = ${now}
+          WHERE task_id = ${taskId} AND status IN ${sql.in(sources)}
+          RETURNING *`,
+          firstTask
+        )
+      )
+      if (Option.isSome(moved))
+        return { task: moved.value, staledRequestId: Option.none(), eventRefusal: Option.none() }
+    }
     return yield* mutate(
       Effect.gen(function* () {
         const { task: current, tally } = yield* requireTallied(taskId)
