@@ -8,7 +8,7 @@ import { makeBridgeClient } from "@serverfs/rpc"
 import { Effect } from "effect"
 import { McpSession, structured } from "./McpDriver.js"
 import { measure } from "./Measure.js"
-import { EchoServer, RawTaskStore, requestLine } from "./RawBaselines.js"
+import { EchoServer, RawRelay, RawTaskStore, requestLine } from "./RawBaselines.js"
 import type { Row } from "./Report.js"
 import { type Memory, memoryOf } from "./Rss.js"
 import { bridgeEntry, profileArgs, serverfsAgentLaunch } from "./Servers.js"
@@ -19,7 +19,8 @@ import { single, summarize } from "./Stats.js"
  * over its Unix socket by the same RPC client serverfs-mcp uses (one connection per call), and
  * through serverfs-mcp's submit_agent_task over stdio. Measured:
  *
- * - the task.submit round trip, beside a raw SQLite INSERT + raw Unix-socket round trip;
+ * - the task.submit round trip, beside a raw SQLite INSERT + raw Unix-socket round trip, and
+ *   the MCP submit also beside that round trip relayed through a third raw process;
  * - events persisted per second, from the bridge's own created_at timestamps;
  * - the bridge's idle RSS after start-up and after the run.
  */
@@ -203,6 +204,7 @@ export const runBridge = async (
   let bridge: BridgeProcess | undefined
   let mcp: McpSession | undefined
   let echo: EchoServer | undefined
+  let relay: RawRelay | undefined
   let raw: RawTaskStore | undefined
   try {
     progress(`starting serverfs-bridge (state in ${base})`)
@@ -234,12 +236,14 @@ export const runBridge = async (
     // The raw floor, with the manifest of a real task in every row.
     raw = new RawTaskStore(path.join(base, "raw.sqlite3"), JSON.stringify(firstView.manifest))
     echo = await EchoServer.start(path.join(base, "echo.sock"))
+    relay = RawRelay.start(echo)
     const line = requestLine()
 
     progress(`task.submit round trips (${plan.iterations} rounds; each task runs to its end, untimed)`)
     const rawBoth = "raw SQLite INSERT + raw UDS round trip"
     const rawInsert = "raw SQLite INSERT (WAL, synchronous NORMAL)"
     const rawUds = `raw UDS round trip, ${line.length} B line, new connection`
+    const rawChain = "raw SQLite INSERT + the UDS round trip through a raw stdio relay process"
     const viaRpc = "RPC task.submit"
     const viaTool = "MCP submit_agent_task"
     const ping = "serverfs-mcp MCP ping"
@@ -281,6 +285,13 @@ export const runBridge = async (
         },
         { label: rawInsert, run: async () => raw!.insertTaskRow() },
         { label: rawUds, run: () => echo!.roundTrip(line) },
+        {
+          label: rawChain,
+          run: async () => {
+            raw!.insertTaskRow()
+            await relay!.roundTrip(line)
+          }
+        },
         { label: ping, run: () => mcp!.ping() }
       ],
       { warmup: plan.warmup, iterations: plan.iterations }
@@ -300,7 +311,10 @@ export const runBridge = async (
         operation: "submit_agent_task over stdio (serverfs-mcp → bridge)",
         unit: "ms",
         serverfs: submits.get(viaTool)!,
-        baselines: [rawBoth, viaRpc, ping].map((label) => ({ label, summary: submits.get(label)! })),
+        baselines: [rawBoth, rawChain, viaRpc, ping].map((label) => ({
+          label,
+          summary: submits.get(label)!
+        })),
         target: submitTarget,
         limits: submitLimits
       }
@@ -443,6 +457,7 @@ export const runBridge = async (
     throw error
   } finally {
     await mcp?.close()
+    await relay?.stop()
     await echo?.stop()
     raw?.close()
     await bridge?.stop()

@@ -4,14 +4,18 @@ import { createRequire } from "node:module"
 import * as net from "node:net"
 
 /**
- * The floor under a task.submit round trip, in two raw parts measured in the same run:
+ * The floor under a task.submit round trip, in raw parts measured in the same run:
  *
  * - one SQLite INSERT of a task-sized row with better-sqlite3 (the driver under the bridge's
  *   @effect/sql-sqlite-node), WAL journal, synchronous NORMAL, foreign keys on, one
  *   `BEGIN IMMEDIATE … COMMIT` per row, as the bridge's store does it;
  * - one request/response of a ~300-byte NDJSON line over a Unix socket to a trivial node `net`
  *   echo server in another process, on a new connection each time (as serverfs-mcp connects
- *   once per call).
+ *   once per call);
+ * - for the MCP row, the same round trip relayed by a third process: the line goes to a trivial
+ *   node relay over its stdin, the relay makes the round trip to the echo server and writes the
+ *   answer to its stdout — the processes and hops of client → serverfs-mcp → bridge, doing
+ *   nothing else.
  */
 interface Statement {
   run(...params: ReadonlyArray<unknown>): unknown
@@ -208,6 +212,73 @@ export class EchoServer {
       this.child.removeAllListeners("exit")
       this.child.once("exit", () => resolve())
       this.child.kill("SIGTERM")
+    })
+  }
+}
+
+const RELAY = `
+const net = require("node:net")
+let pending = Buffer.alloc(0)
+process.stdin.on("data", (chunk) => {
+  pending = Buffer.concat([pending, chunk])
+  const end = pending.indexOf(10)
+  if (end < 0) return
+  const line = pending.subarray(0, end + 1)
+  pending = pending.subarray(end + 1)
+  const socket = net.createConnection({ path: process.argv[1] })
+  let answer = Buffer.alloc(0)
+  socket.on("connect", () => socket.write(line))
+  socket.on("data", (part) => {
+    answer = Buffer.concat([answer, part])
+    if (answer.indexOf(10) < 0) return
+    socket.destroy()
+    process.stdout.write(answer)
+  })
+  socket.on("error", () => process.exit(1))
+})
+process.stdin.on("end", () => process.exit(0))
+`
+
+/**
+ * A trivial relay in its own node process: one line at a time from its stdin to the echo server
+ * (a new connection each time) and the answer back on its stdout.
+ */
+export class RawRelay {
+  private waiting: { readonly resolve: () => void; readonly reject: (error: Error) => void } | undefined
+  private received = Buffer.alloc(0)
+
+  private constructor(private readonly child: ChildProcess) {
+    child.stdout!.on("data", (chunk: Buffer) => {
+      this.received = Buffer.concat([this.received, chunk])
+      if (this.received.indexOf(10) < 0) return
+      this.received = Buffer.alloc(0)
+      const waiting = this.waiting
+      this.waiting = undefined
+      waiting?.resolve()
+    })
+    child.on("exit", (code) => this.waiting?.reject(new Error(`the raw relay exited with ${code}`)))
+  }
+
+  static start(echo: EchoServer): RawRelay {
+    return new RawRelay(
+      spawn(process.execPath, ["-e", RELAY, echo.socketPath], { stdio: ["pipe", "pipe", "inherit"] })
+    )
+  }
+
+  /** Write one line to the relay and wait for its answer line (one at a time). */
+  roundTrip(line: Buffer): Promise<void> {
+    return new Promise((resolve, reject) => {
+      if (this.waiting !== undefined) throw new Error("the raw relay takes one line at a time")
+      this.waiting = { resolve, reject }
+      this.child.stdin!.write(line)
+    })
+  }
+
+  stop(): Promise<void> {
+    if (this.child.exitCode !== null) return Promise.resolve()
+    return new Promise((resolve) => {
+      this.child.once("exit", () => resolve())
+      this.child.stdin!.end()
     })
   }
 }
