@@ -201,7 +201,7 @@ export interface TaskStoreShape {
   ) => Effect.Effect<AbandonResult, AgentTaskNotFound | RequestNotFound>
   readonly getPendingRequest: (requestId: string) => Effect.Effect<Option.Option<PendingRequestRecord>>
   readonly gc: (options: GcOptions) => Effect.Effect<ReadonlyArray<string>>
-  /** The bytes the state holds for its tasks (events and results): one aggregate query. */
+  /** The bytes the state holds for its tasks (events and results): one row kept by triggers. */
   readonly storageUsage: () => Effect.Effect<StorageUsage>
   /**
    * Whether a finished task completed before `cutoff`, and the storage usage, in one statement:

@@ -49,7 +49,7 @@ export class Retention extends Effect.Service<Retention>()("@serverfs/bridge/Ret
         return outcome.usageBytes + reserve <= settings.stateMaxBytes
       })
 
-    /** The budget with room for `newTasks`, on the usage read now. One aggregate query when it fits. */
+    /** The budget with room for `newTasks`, on the usage read now: one read of the totals row when it fits. */
     const enforceBudget = (newTasks: number): Effect.Effect<boolean> =>
       Effect.flatMap(store.storageUsage(), (usage) => fitBudget(newTasks, usage))
 
