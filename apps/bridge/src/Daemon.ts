@@ -108,13 +108,17 @@ const exitPolicy: ProgramExit = {
   otherFailure: (cause) => startupFailure(cause) ?? "ServerFS: bridge failed unexpectedly\n"
 }
 
+// The daemon runs with Effect's tracer off: nothing in ServerFS exports or reads spans, and
+// @effect/sql opens one for every statement and transaction (a span object, its attributes and
+// the clock's reads), about 4 % of what the bridge allocates per task (issue 12,
+// docs/performance.md). Every fiber forked below inherits the setting.
 NodeRuntime.runMain(
   withExitCode(
     Effect.scoped(
       Effect.zipRight(
         Effect.provide(requireEnabled, ConfigurationLive),
         Layer.launch(RpcEndpointLive.pipe(Layer.provide(MainLive)))
-      )
+      ).pipe(Effect.withTracerEnabled(false))
     ),
     exitPolicy
   ),
