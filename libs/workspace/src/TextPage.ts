@@ -30,6 +30,7 @@ export interface PageRequest {
 export type PageResult =
   | {
       readonly _tag: "page"
+      /** May be a view into the buffer the file was read into: the reading has ended. */
       readonly bytes: Buffer
       readonly lineCount: number
       readonly hasMore: boolean
@@ -43,30 +44,37 @@ const BINARY_PROBE = 1024
 const CHUNK = 256 * 1024
 const NL = 0x0a
 const BOM = Buffer.from([0xef, 0xbb, 0xbf])
+const EMPTY = Buffer.alloc(0)
 
 /**
  * The page state machine: fed chunk by chunk, it returns a result as soon as one is known.
  * Pure CPU on the bytes it is given; all I/O is the caller's.
+ *
+ * The window's bytes (the page's lines, then the line being scanned) are contiguous in the
+ * file, so the scanner keeps counts and offsets rather than a view per line (issue 12: those
+ * views were a quarter of a read's garbage). Only what a chunk leaves unfinished is copied,
+ * into `carried`, before the caller reuses the chunk's buffer.
  */
 class PageScanner {
   private lineNo = 1
-  private current: Buffer[] = []
+  /** Bytes of the line being scanned (not yet part of the page). */
   private currentLength = 0
-  /** The page's bytes so far, as views or copies (see detach); `lineCount` lines in all. */
-  private readonly lines: Buffer[] = []
   private lineCount = 0
+  /** Bytes of the page's complete lines: a prefix of the window's bytes. */
   private pageBytes = 0
+  /** The window's bytes from earlier chunks, copied (see feed). */
+  private carried: Buffer | undefined
   private first = true
 
   constructor(private readonly request: PageRequest) {}
 
-  private page(hasMore: boolean): PageResult {
-    return {
-      _tag: "page",
-      bytes: Buffer.concat(this.lines, this.pageBytes),
-      lineCount: this.lineCount,
-      hasMore
-    }
+  /** The page: the first `pageBytes` of the carried bytes then of `rest` (this chunk's window). */
+  private page(hasMore: boolean, rest: Buffer): PageResult {
+    const bytes =
+      this.carried === undefined
+        ? rest.subarray(0, this.pageBytes)
+        : Buffer.concat([this.carried, rest], this.pageBytes)
+    return { _tag: "page", bytes, lineCount: this.lineCount, hasMore }
   }
 
   // Completes the current window line; returns false when the page is full (has_more).
@@ -76,18 +84,17 @@ class PageScanner {
       this.pageBytes + this.currentLength > this.request.maxBytes
     )
       return false
-    this.lines.push(
-      this.current.length === 1 ? this.current[0]! : Buffer.concat(this.current, this.currentLength)
-    )
     this.lineCount++
     this.pageBytes += this.currentLength
-    this.current = []
     this.currentLength = 0
     return true
   }
 
-  /** Consume one chunk (the buffer is reused afterwards: window bytes are copied). */
-  feed(input: Buffer): PageResult | undefined {
+  /**
+   * Consume one chunk. With `atEnd` the chunk ends the file, and a page ends with it; otherwise
+   * the caller reuses the chunk's buffer afterwards, so the window's bytes in it are copied out.
+   */
+  feed(input: Buffer, atEnd: boolean): PageResult | undefined {
     const { startLine, maxBytes } = this.request
     let chunk = input
     if (this.first) {
@@ -95,48 +102,39 @@ class PageScanner {
       if (chunk.subarray(0, BINARY_PROBE).includes(0)) return { _tag: "binary" }
       if (startLine === 1 && chunk.subarray(0, 3).equals(BOM)) chunk = chunk.subarray(3)
     }
+    // Where the window's bytes begin in this chunk (its start, once the window has begun).
+    let windowStart = this.lineNo < startLine ? chunk.length : 0
     let i = 0
     while (i < chunk.length) {
+      const nl = chunk.indexOf(NL, i)
       if (this.lineNo < startLine) {
         // Skipping: only newlines matter.
-        const nl = chunk.indexOf(NL, i)
-        if (nl === -1) return undefined
+        if (nl === -1) return atEnd ? this.finish() : undefined
         this.lineNo++
         i = nl + 1
+        if (this.lineNo === startLine) windowStart = i
         continue
       }
-      const nl = chunk.indexOf(NL, i)
       const end = nl === -1 ? chunk.length : nl + 1
-      const piece = chunk.subarray(i, end)
-      this.currentLength += piece.length
+      this.currentLength += end - i
       if (this.currentLength > maxBytes) return { _tag: "line-too-large", line: this.lineNo }
-      // A view, not a copy: copied once, when the page is built or before the chunk is reused.
-      this.current.push(piece)
       if (nl !== -1) {
-        if (!this.complete()) return this.page(true)
+        if (!this.complete()) return this.page(true, chunk.subarray(windowStart))
         this.lineNo++
       }
       i = end
     }
-    this.detach()
+    const window = chunk.subarray(windowStart)
+    if (atEnd) return this.finish(window)
+    if (window.length > 0)
+      this.carried = this.carried === undefined ? Buffer.from(window) : Buffer.concat([this.carried, window])
     return undefined
   }
 
-  /**
-   * The caller reuses the chunk's buffer after `feed` returns without a result: the views into it
-   * (the page's lines so far, the current line's pieces) are copied out first, each into one
-   * buffer (issue 12: a copy per line was most of a page's cost).
-   */
-  private detach(): void {
-    if (this.lines.length > 0)
-      this.lines.splice(0, this.lines.length, Buffer.concat(this.lines, this.pageBytes))
-    if (this.current.length > 0) this.current = [Buffer.concat(this.current, this.currentLength)]
-  }
-
   /** End of file: a last line without a final newline completes the page. */
-  finish(): PageResult {
-    if (this.currentLength > 0 && !this.complete()) return this.page(true)
-    return this.page(false)
+  finish(rest: Buffer = EMPTY): PageResult {
+    if (this.currentLength > 0 && !this.complete()) return this.page(true, rest)
+    return this.page(false, rest)
   }
 }
 
@@ -216,11 +214,10 @@ export const beginPage = (
     if (n === 0) return scanner.finish()
     if (position + n > request.maxScanBytes) {
       // The bound is reached: the bytes up to it may still complete the page.
-      return scanner.feed(buffer.subarray(0, request.maxScanBytes - position)) ?? { _tag: "scan-limit" }
+      return scanner.feed(buffer.subarray(0, request.maxScanBytes - position), false) ?? { _tag: "scan-limit" }
     }
     position += n
-    const result = scanner.feed(buffer.subarray(0, n))
-    return result ?? (n < requested ? scanner.finish() : undefined)
+    return scanner.feed(buffer.subarray(0, n), n < requested)
   }
   // One byte past the bound is read, so a file of exactly maxScanBytes still completes.
   const nextLength = () => Math.min(buffer.length, request.maxScanBytes + 1 - position)
