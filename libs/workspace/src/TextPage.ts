@@ -62,8 +62,8 @@ class PageScanner {
   private lineCount = 0
   /** Bytes of the page's complete lines: a prefix of the window's bytes. */
   private pageBytes = 0
-  /** The window's bytes from earlier chunks, copied (see feed). */
-  private carried: Buffer | undefined
+  /** The window's bytes from earlier chunks, one copy per chunk (see feed). */
+  private readonly carried: Buffer[] = []
   private first = true
 
   constructor(private readonly request: PageRequest) {}
@@ -71,9 +71,9 @@ class PageScanner {
   /** The page: the first `pageBytes` of the carried bytes then of `rest` (this chunk's window). */
   private page(hasMore: boolean, rest: Buffer): PageResult {
     const bytes =
-      this.carried === undefined
+      this.carried.length === 0
         ? rest.subarray(0, this.pageBytes)
-        : Buffer.concat([this.carried, rest], this.pageBytes)
+        : Buffer.concat([...this.carried, rest], this.pageBytes)
     return { _tag: "page", bytes, lineCount: this.lineCount, hasMore }
   }
 
@@ -126,8 +126,8 @@ class PageScanner {
     }
     const window = chunk.subarray(windowStart)
     if (atEnd) return this.finish(window)
-    if (window.length > 0)
-      this.carried = this.carried === undefined ? Buffer.from(window) : Buffer.concat([this.carried, window])
+    // Each chunk's part is copied once, and joined once with the page: linear in the page.
+    if (window.length > 0) this.carried.push(Buffer.from(window))
     return undefined
   }
 
