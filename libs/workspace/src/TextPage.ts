@@ -214,7 +214,9 @@ export const beginPage = (
     if (n === 0) return scanner.finish()
     if (position + n > request.maxScanBytes) {
       // The bound is reached: the bytes up to it may still complete the page.
-      return scanner.feed(buffer.subarray(0, request.maxScanBytes - position), false) ?? { _tag: "scan-limit" }
+      return (
+        scanner.feed(buffer.subarray(0, request.maxScanBytes - position), false) ?? { _tag: "scan-limit" }
+      )
     }
     position += n
     return scanner.feed(buffer.subarray(0, n), n < requested)
